@@ -1,0 +1,102 @@
+# winproxy: declarative Windows service proxying for Kubernetes.
+# `make help` lists the targets.
+
+# Tools are built from the Go module proxy into bin/ and cached there, one folder per version.
+LOCALBIN ?= $(shell pwd)/bin
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+# The Kubernetes version of the test control plane (kube-apiserver, kubectl; etcd pinned beside it)
+# is pinned in hack/tools/k8s/go.mod.
+K8S_VERSION := $(patsubst v%,%,$(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" {print $$3}' hack/tools/k8s/go.mod))
+K8S_BIN_DIR := $(LOCALBIN)/k8s/$(K8S_VERSION)
+# A KUBEBUILDER_ASSETS set by the caller (e.g. from setup-envtest on a machine with internet) wins.
+ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
+KUBEBUILDER_ASSETS := $(K8S_BIN_DIR)
+K8S_TOOLS_TARGET := k8s-tools
+endif
+export KUBEBUILDER_ASSETS
+KUBECTL ?= $(KUBEBUILDER_ASSETS)/kubectl
+
+GO_TEST_FLAGS ?= -race -count=1
+TEST_TIMEOUT ?= 30m
+
+.DEFAULT_GOAL := help
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd/bases) and RBAC (config/rbac) from the Go markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods (zz_generated.deepcopy.go).
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on the code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet, for Linux and for Windows.
+	go vet ./...
+	GOOS=windows go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-fix
+lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and apply its fixes.
+	$(GOLANGCI_LINT) run --fix ./...
+
+.PHONY: test
+test: manifests generate $(K8S_TOOLS_TARGET) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
+	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: verify
+verify: ## Fail if generated files are stale, code is unformatted, or the Windows build or vet fails.
+	$(MAKE) manifests generate
+	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "Not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	GOOS=windows go build ./...
+	GOOS=windows go vet ./...
+
+##@ Deployment
+
+.PHONY: install
+install: manifests $(K8S_TOOLS_TARGET) ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUBECTL) apply --server-side -f config/crd/bases
+
+.PHONY: uninstall
+uninstall: $(K8S_TOOLS_TARGET) ## Uninstall the CRDs (and with them every WindowsProxyConfig and WindowsProxyNode).
+	$(KUBECTL) delete --ignore-not-found -f config/crd/bases
+
+##@ Tools
+
+.PHONY: k8s-tools
+k8s-tools: ## Build kube-apiserver, etcd and kubectl from source into bin/k8s/<version> (cached).
+	@hack/build-k8s.sh $(K8S_BIN_DIR)
+
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/tmp-controller-gen/controller-gen $@ && rmdir $(LOCALBIN)/tmp-controller-gen
+
+$(GOLANGCI_LINT):
+	GOBIN=$(LOCALBIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(LOCALBIN)/tmp-golangci-lint
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.

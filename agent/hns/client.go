@@ -1,0 +1,34 @@
+package hns
+
+import "context"
+
+// Client is what the agent needs from HNS. Every method is one HNS call on
+// Windows (List* being one enumerate+query sequence), so call counts measured
+// on the simulator carry over.
+//
+// Implementations return *Error values classified with the sentinels of
+// this package; callers use the Is* helpers.
+type Client interface {
+	// Version is the HNS version; derive features with CapabilitiesFor.
+	Version(ctx context.Context) (Version, error)
+
+	GetNetworkByName(ctx context.Context, name string) (Network, error)
+
+	// ListEndpoints lists the endpoints of one network (all networks when
+	// networkID is empty).
+	ListEndpoints(ctx context.Context, networkID string) ([]Endpoint, error)
+	GetEndpointByName(ctx context.Context, name string) (Endpoint, error)
+	// CreateEndpoint creates ep on the network; ID and NetworkID of ep are
+	// ignored and the created endpoint is returned.
+	CreateEndpoint(ctx context.Context, networkID string, ep Endpoint) (Endpoint, error)
+	DeleteEndpoint(ctx context.Context, id string) error
+
+	ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error)
+	GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error)
+	// CreateLoadBalancer ignores lb.ID and returns the created LB.
+	CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error)
+	// ModifyLoadBalancer replaces the LB's content in place, keeping its ID.
+	// Fails with ErrNotImplemented when HNS lacks the capability.
+	ModifyLoadBalancer(ctx context.Context, id string, lb LoadBalancer) (LoadBalancer, error)
+	DeleteLoadBalancer(ctx context.Context, id string) error
+}

@@ -1,0 +1,23 @@
+// Package v1alpha1 contains the winproxy.io/v1alpha1 API: WindowsProxyConfig, the cluster admin's
+// declarative Windows service-proxy configuration, and WindowsProxyNode, its per-node resolution
+// (spec, written by the controller) and what the node's agent really programmed (status).
+//
+// +kubebuilder:object:generate=true
+// +groupName=winproxy.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of this API.
+	GroupVersion = schema.GroupVersion{Group: "winproxy.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers this API's kinds with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds this API's kinds to a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
