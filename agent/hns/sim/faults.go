@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"errors"
+	"maps"
+	"math/rand"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Op names a Client method, for counters and fault injection.
+type Op string
+
+const (
+	OpVersion            Op = "Version"
+	OpGetNetworkByName   Op = "GetNetworkByName"
+	OpListEndpoints      Op = "ListEndpoints"
+	OpGetEndpointByName  Op = "GetEndpointByName"
+	OpCreateEndpoint     Op = "CreateEndpoint"
+	OpDeleteEndpoint     Op = "DeleteEndpoint"
+	OpListLoadBalancers  Op = "ListLoadBalancers"
+	OpGetLoadBalancer    Op = "GetLoadBalancer"
+	OpCreateLoadBalancer Op = "CreateLoadBalancer"
+	OpModifyLoadBalancer Op = "ModifyLoadBalancer"
+	OpDeleteLoadBalancer Op = "DeleteLoadBalancer"
+)
+
+// IsWrite reports whether the operation changes HNS state.
+func (o Op) IsWrite() bool {
+	switch o {
+	case OpCreateEndpoint, OpDeleteEndpoint, OpCreateLoadBalancer, OpModifyLoadBalancer, OpDeleteLoadBalancer:
+		return true
+	}
+	return false
+}
+
+// Counts is a snapshot of the calls a Sim received (failed ones included:
+// on Windows a failed call costs as much as a successful one).
+type Counts struct {
+	Calls    map[Op]int
+	Failed   map[Op]int
+	Reads    int
+	Writes   int
+	Failures int
+}
+
+// Total is the number of calls of any kind.
+func (c Counts) Total() int { return c.Reads + c.Writes }
+
+func (c *Counts) add(op Op) {
+	if c.Calls == nil {
+		c.Calls = map[Op]int{}
+	}
+	c.Calls[op]++
+	if op.IsWrite() {
+		c.Writes++
+	} else {
+		c.Reads++
+	}
+}
+
+func (c *Counts) fail(op Op) {
+	if c.Failed == nil {
+		c.Failed = map[Op]int{}
+	}
+	c.Failed[op]++
+	c.Failures++
+}
+
+func (c Counts) clone() Counts {
+	c.Calls = maps.Clone(c.Calls)
+	c.Failed = maps.Clone(c.Failed)
+	if c.Calls == nil {
+		c.Calls = map[Op]int{}
+	}
+	if c.Failed == nil {
+		c.Failed = map[Op]int{}
+	}
+	return c
+}
+
+// ErrInjected is the default error of injected faults (code E_FAIL).
+var ErrInjected = errors.New("injected fault")
+
+type opFault struct {
+	err   error
+	times int // remaining; <0 means until cleared
+}
+
+type faults struct {
+	nth     map[int]error // call number (since injection baseline) -> error
+	calls   int           // calls seen, for nth
+	ops     map[Op]*opFault
+	rate    float64
+	rateErr error
+	rng     *rand.Rand
+}
+
+// check decides whether this call fails; nil means proceed.
+func (f *faults) check(op Op) error {
+	f.calls++
+	if err, ok := f.nth[f.calls]; ok {
+		delete(f.nth, f.calls)
+		return err
+	}
+	if of := f.ops[op]; of != nil && of.times != 0 {
+		if of.times > 0 {
+			of.times--
+		}
+		return of.err
+	}
+	if f.rate > 0 && f.rng != nil && f.rng.Float64() < f.rate {
+		return f.rateErr
+	}
+	return nil
+}
+
+// codeForKind gives an injected sentinel the code HNS would carry with it,
+// so error texts look like real ones.
+func codeForKind(err error) hns.Code {
+	switch {
+	case errors.Is(err, hns.ErrPortExists):
+		return hns.CodePortAlreadyExists
+	case errors.Is(err, hns.ErrNetworkNotFound):
+		return hns.CodeNetworkNotFound
+	case errors.Is(err, hns.ErrEndpointNotFound):
+		return hns.CodeEndpointNotFound
+	case errors.Is(err, hns.ErrNotFound):
+		return hns.CodeElementNotFound
+	case errors.Is(err, hns.ErrNotImplemented):
+		return hns.CodeNotImplemented
+	case errors.Is(err, hns.ErrHNSNotRunning):
+		return hns.CodeHNSNotRunning
+	case errors.Is(err, hns.ErrInvalidIP):
+		return hns.CodeInvalidIP
+	}
+	return 0x80004005 // E_FAIL
+}
+
+// injected wraps a fault's error the way the real adapter would present it.
+func injected(op Op, id string, err error) error {
+	if err == nil {
+		err = ErrInjected
+	}
+	var he *hns.Error
+	if errors.As(err, &he) {
+		return err
+	}
+	e := &hns.Error{Op: string(op), ID: id, Code: codeForKind(err)}
+	if k := hns.KindForCode(e.Code, nil); k != nil && errors.Is(err, k) {
+		e.Kind = err // a sentinel (possibly a more specific not-found)
+	} else {
+		e.Err = err
+	}
+	return e
+}
