@@ -1,0 +1,146 @@
+//go:build !windows
+
+// Package testenv starts the real control plane (etcd and kube-apiserver, via controller-runtime's
+// envtest) that integration and end-to-end tests share, with winproxy's CRDs installed.
+//
+// The binaries come from KUBEBUILDER_ASSETS, which `make test` points at bin/k8s/<version> after
+// building them from source. When it is unset (a test run from an IDE), the newest bin/k8s/<version>
+// of the repository is used. A missing control plane fails the test run: it is never skipped.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// Env is a running control plane.
+type Env struct {
+	// Config reaches the apiserver as an administrator.
+	Config *rest.Config
+	// Client is a controller-runtime client with winproxy's and Kubernetes' types.
+	Client client.Client
+	// Scheme holds winproxy's and Kubernetes' types.
+	Scheme *k8sruntime.Scheme
+	// Kubeconfig is a kubeconfig file for the administrator, for kubectl and helm.
+	Kubeconfig string
+	// BinDir holds kube-apiserver, etcd and (when built) kubectl.
+	BinDir string
+	// RepoRoot is the repository's root directory.
+	RepoRoot string
+
+	env *envtest.Environment
+	dir string
+}
+
+// Start starts etcd and kube-apiserver with the CRDs from config/crd/bases. Call Stop when done,
+// also after a failed Start's partial start (Start stops what it started on error).
+func Start() (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	binDir, err := binaryDir(root)
+	if err != nil {
+		return nil, err
+	}
+	scheme := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, winproxyv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: binDir,
+		Scheme:                scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("starting the test control plane from %s: %w", binDir, err)
+	}
+	e := &Env{Config: cfg, Scheme: scheme, BinDir: binDir, RepoRoot: root, env: env}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	if e.dir, err = os.MkdirTemp("", "winproxy-testenv-"); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		e.Stop()
+		return nil, err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		e.Stop()
+		return nil, err
+	}
+	e.Kubeconfig = filepath.Join(e.dir, "kubeconfig")
+	if err := os.WriteFile(e.Kubeconfig, kubeconfig, 0o600); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Stop stops the control plane and removes temporary files.
+func (e *Env) Stop() {
+	if e.env != nil {
+		_ = e.env.Stop()
+	}
+	if e.dir != "" {
+		_ = os.RemoveAll(e.dir)
+	}
+}
+
+// Kubectl returns the path of the kubectl built beside the apiserver.
+func (e *Env) Kubectl() (string, error) {
+	p := filepath.Join(e.BinDir, "kubectl")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("kubectl not found in %s (run 'make k8s-tools'): %w", e.BinDir, err)
+	}
+	return p, nil
+}
+
+// RepoRoot finds the repository root from this source file's location.
+func RepoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the testenv source file")
+	}
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("repository root not found from %s: %w", file, err)
+	}
+	return filepath.Abs(root)
+}
+
+// binaryDir is KUBEBUILDER_ASSETS, or else the newest bin/k8s/<version> that holds kube-apiserver.
+func binaryDir(root string) (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s", "*", "kube-apiserver"))
+	if len(found) == 0 {
+		return "", errors.New("no test control plane: set KUBEBUILDER_ASSETS or run 'make k8s-tools' to build kube-apiserver and etcd into bin/k8s")
+	}
+	sort.Strings(found)
+	return filepath.Dir(found[len(found)-1]), nil
+}
