@@ -1,7 +1,6 @@
 package hns
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -71,28 +70,25 @@ func OpenLedger(path string) (*Ledger, error) {
 }
 
 func (l *Ledger) load() error {
-	f, err := os.Open(l.path)
+	b, err := os.ReadFile(l.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		op, k, id, ok := parseLedgerLine(sc.Text())
+	lines := strings.Split(string(b), "\n")
+	// The text after the last newline is a line torn by a kill: drop it.
+	for _, line := range lines[:len(lines)-1] {
+		op, k, id, ok := parseLedgerLine(line)
 		if !ok {
-			continue // torn or foreign line
+			continue // foreign line
 		}
 		if op == '+' {
-			l.ids[k][id] = struct{}{}
+			l.ids[k][normID(id)] = struct{}{}
 		} else {
-			delete(l.ids[k], id)
+			delete(l.ids[k], normID(id))
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
 	return nil
 }

@@ -250,7 +250,7 @@ func (s *Sim) FailNth(n int, err error) {
 	if s.faults.nth == nil {
 		s.faults.nth = map[int]error{}
 	}
-	s.faults.nth[s.faults.calls+n] = err
+	s.faults.nth[s.faults.calls+n] = orInjected(err)
 }
 
 // FailOp makes the next times calls of op fail with err; times < 0 means
@@ -261,7 +261,7 @@ func (s *Sim) FailOp(op Op, err error, times int) {
 	if s.faults.ops == nil {
 		s.faults.ops = map[Op]*opFault{}
 	}
-	s.faults.ops[op] = &opFault{err: err, times: times}
+	s.faults.ops[op] = &opFault{err: orInjected(err), times: times}
 }
 
 // SetFailureRate makes each call fail with probability rate, drawn from a
@@ -270,8 +270,15 @@ func (s *Sim) SetFailureRate(rate float64, seed int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults.rate = rate
-	s.faults.rateErr = err
+	s.faults.rateErr = orInjected(err)
 	s.faults.rng = mrand.New(mrand.NewSource(seed))
+}
+
+func orInjected(err error) error {
+	if err == nil {
+		return ErrInjected
+	}
+	return err
 }
 
 // ClearFaults removes every injected fault.
