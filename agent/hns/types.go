@@ -88,7 +88,7 @@ func (e Endpoint) String() string {
 	if e.Remote {
 		kind = "remote"
 	}
-	s := fmt.Sprintf("%s %s %s ips=%v mac=%s", e.ID, kind, e.Name, e.IPs, e.MAC)
+	s := fmt.Sprintf("%s %s name=%q ips=%v mac=%s", e.ID, kind, e.Name, e.IPs, e.MAC)
 	if e.ProviderAddress.IsValid() {
 		s += " pa=" + e.ProviderAddress.String()
 	}
