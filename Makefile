@@ -71,6 +71,23 @@ verify: ## Fail if generated files are stale, code is unformatted, or the Window
 	GOOS=windows go build ./...
 	GOOS=windows go vet ./...
 
+##@ Build
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS ?= -s -w -X github.com/winproxy/winproxy/internal/version.Version=$(VERSION)
+
+.PHONY: build
+build: ## Build winproxy-controller and winproxy-agent for this machine into bin/.
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/ ./cmd/...
+
+.PHONY: build-agent-windows
+build-agent-windows: ## Build winproxy-agent.exe for Windows (amd64) into bin/.
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/winproxy-agent.exe ./cmd/winproxy-agent
+
+.PHONY: run
+run: manifests generate ## Run the controller against the cluster of the current kubeconfig.
+	go run ./cmd/winproxy-controller
+
 ##@ Deployment
 
 .PHONY: install
