@@ -1,0 +1,262 @@
+// Package resolve turns a WindowsProxyConfig into the configuration of one node: feature gates
+// evaluated at that node's Kubernetes version the way its kube-proxy would, and the node's own
+// inputs (source VIP, pod CIDRs, IPs) filled in. It is pure so that every rule is table-tested.
+package resolve
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
+)
+
+// Error is a node-specific resolution failure: the node keeps its last good config and the
+// config's status reports Reason and Message.
+type Error struct {
+	// Reason is one of the per-node reasons of api/v1alpha1 (e.g. FeatureGateLocked).
+	Reason string
+	// Message has kube-proxy's wording first, then what to do.
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// IsFeatureGateReason reports whether reason is about feature gates (as opposed to per-node inputs
+// such as the source VIP): a config whose gates fail on every node is not Accepted.
+func IsFeatureGateReason(reason string) bool {
+	switch reason {
+	case winproxyv1alpha1.ReasonUnknownFeatureGate, winproxyv1alpha1.ReasonFeatureGateLocked, winproxyv1alpha1.ReasonFeatureGateDisabled:
+		return true
+	}
+	return false
+}
+
+// Minor returns the Kubernetes minor version of a kubelet version such as "v1.33.2" or
+// "v1.34.0-eks-113cf36".
+func Minor(kubeletVersion string) (int, error) {
+	v, err := version.ParseGeneric(kubeletVersion)
+	if err != nil {
+		return 0, err
+	}
+	if v.Major() != 1 {
+		return 0, fmt.Errorf("unsupported major version %d", v.Major())
+	}
+	return int(v.Minor()), nil
+}
+
+// Resolve computes node's configuration from spec. The returned error, if any, is an *Error.
+func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (winproxyv1alpha1.ResolvedProxyConfig, error) {
+	kubelet := node.Status.NodeInfo.KubeletVersion
+	minor, err := Minor(kubelet)
+	if err != nil {
+		return winproxyv1alpha1.ResolvedProxyConfig{}, &Error{
+			Reason:  winproxyv1alpha1.ReasonInvalidNodeVersion,
+			Message: fmt.Sprintf("cannot read the node's Kubernetes version from kubelet version %q: %v", kubelet, err),
+		}
+	}
+	at := fmt.Sprintf("1.%d", minor)
+
+	gates, err := featuregate.Effective(minor, spec.FeatureGates)
+	if err != nil {
+		reason := winproxyv1alpha1.ReasonUnknownFeatureGate
+		if errors.As(err, new(*featuregate.LockedError)) {
+			reason = winproxyv1alpha1.ReasonFeatureGateLocked
+		}
+		return winproxyv1alpha1.ResolvedProxyConfig{}, &Error{
+			Reason:  reason,
+			Message: fmt.Sprintf("%v (node runs Kubernetes %s; remove the gate from spec.featureGates)", err, at),
+		}
+	}
+	if spec.DSR.Enabled && !gates[featuregate.WinDSR] {
+		return winproxyv1alpha1.ResolvedProxyConfig{}, gateDisabled(featuregate.WinDSR, "dsr.enabled", minor)
+	}
+	if spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay && !gates[featuregate.WinOverlay] {
+		return winproxyv1alpha1.ResolvedProxyConfig{}, gateDisabled(featuregate.WinOverlay, "network.type Overlay", minor)
+	}
+
+	out := winproxyv1alpha1.ResolvedProxyConfig{
+		Network:           spec.Network,
+		EnableDSR:         spec.DSR.Enabled,
+		DualStack:         spec.DualStack.Enabled,
+		FeatureGates:      gates,
+		HealthCheck:       spec.HealthCheck,
+		Sync:              spec.Sync,
+		NodeIPs:           internalIPs(node),
+		PodCIDRs:          podCIDRs(node),
+		KubernetesVersion: at,
+	}
+	if spec.Overlay != nil {
+		vip, err := sourceVIP(&spec.Overlay.SourceVIP, node, spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay)
+		if err != nil {
+			return winproxyv1alpha1.ResolvedProxyConfig{}, err
+		}
+		out.SourceVIP = vip
+	}
+	return out, nil
+}
+
+// gateDisabled is kube-proxy's start-up error when a feature needs a gate that is off, with the
+// way out at this node's version.
+func gateDisabled(gate, feature string, minor int) *Error {
+	hint := fmt.Sprintf("Kubernetes 1.%d has no %s gate; upgrade the node", minor, gate)
+	if _, exists := featuregate.Lookup(gate, minor); exists {
+		hint = fmt.Sprintf("%s needs spec.featureGates.%s: true on Kubernetes 1.%d nodes", feature, gate, minor)
+	}
+	return &Error{
+		Reason:  winproxyv1alpha1.ReasonFeatureGateDisabled,
+		Message: fmt.Sprintf("%s feature gate not enabled (%s)", gate, hint),
+	}
+}
+
+// sourceVIP fills in the node's source VIP. When the network is only possibly overlay (type Auto),
+// a missing address is left for the agent to report if its network turns out to be overlay; an
+// invalid one is always an error.
+func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bool) (*winproxyv1alpha1.ResolvedSourceVIP, error) {
+	out := &winproxyv1alpha1.ResolvedSourceVIP{Strategy: s.Strategy}
+	unavailable := func(format string, args ...any) error {
+		return &Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: fmt.Sprintf(format, args...)}
+	}
+	switch s.Strategy {
+	case winproxyv1alpha1.SourceVIPStrategyEndpoint:
+		if s.Endpoint != nil {
+			out.EndpointName = s.Endpoint.Name
+		}
+	case winproxyv1alpha1.SourceVIPStrategyStatic:
+		addr, from := staticAddress(s.Static, node)
+		switch {
+		case addr == "" && required:
+			return nil, unavailable("source-vip flag not set: node has no source VIP in %s; set it there or list the node in spec.overlay.sourceVIP.static.addresses", from)
+		case addr == "":
+		default:
+			ip, err := netip.ParseAddr(addr)
+			if err != nil || !ip.Is4() {
+				return nil, unavailable("source VIP %q from %s is not an IPv4 address: overlay networks are IPv4 only", addr, from)
+			}
+			out.Address = ip.String()
+		}
+	case winproxyv1alpha1.SourceVIPStrategyCreate:
+		offset := int32(1)
+		if s.Create != nil && s.Create.OffsetFromEnd > 0 {
+			offset = s.Create.OffsetFromEnd
+		}
+		prefix, ok := ipv4PodCIDR(node)
+		switch {
+		case !ok && required:
+			return nil, unavailable("source-vip flag not set: node has no IPv4 pod CIDR to reserve the source VIP from (spec.podCIDRs is empty)")
+		case !ok:
+		default:
+			ip, ok := fromEnd(prefix, offset)
+			if !ok {
+				return nil, unavailable("overlay.sourceVIP.create.offsetFromEnd %d does not fit in the node's pod CIDR %s", offset, prefix)
+			}
+			out.Address = ip.String()
+		}
+	}
+	return out, nil
+}
+
+// staticAddress returns the node's entry in addresses, else its annotation, and where it looked.
+func staticAddress(s *winproxyv1alpha1.SourceVIPStatic, node *corev1.Node) (addr, from string) {
+	key := winproxyv1alpha1.SourceVIPAnnotation
+	if s != nil {
+		for _, a := range s.Addresses {
+			if a.NodeName == node.Name {
+				return a.Address, "spec.overlay.sourceVIP.static.addresses"
+			}
+		}
+		if s.NodeAnnotation != "" {
+			key = s.NodeAnnotation
+		}
+	}
+	return node.Annotations[key], "node annotation " + key
+}
+
+// fromEnd counts offset addresses back from the broadcast address of prefix: offset 1 is the last
+// usable address. ok is false when that falls on or before the network address.
+func fromEnd(prefix netip.Prefix, offset int32) (netip.Addr, bool) {
+	hostBits := 32 - prefix.Bits()
+	size := uint64(1) << hostBits
+	if uint64(offset) >= size-1 {
+		return netip.Addr{}, false
+	}
+	b := prefix.Masked().Addr().As4()
+	base := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v := base + uint32(size-1) - uint32(offset)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+func podCIDRList(node *corev1.Node) []string {
+	if len(node.Spec.PodCIDRs) > 0 {
+		return node.Spec.PodCIDRs
+	}
+	if node.Spec.PodCIDR != "" {
+		return []string{node.Spec.PodCIDR}
+	}
+	return nil
+}
+
+// podCIDRs returns at most one pod CIDR per family, as the API allows.
+func podCIDRs(node *corev1.Node) []string {
+	var out []string
+	var seen4, seen6 bool
+	for _, c := range podCIDRList(node) {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			continue
+		}
+		if is4 := p.Addr().Is4(); (is4 && !seen4) || (!is4 && !seen6) {
+			seen4, seen6 = seen4 || is4, seen6 || !is4
+			out = append(out, p.String())
+		}
+	}
+	return out
+}
+
+func ipv4PodCIDR(node *corev1.Node) (netip.Prefix, bool) {
+	for _, c := range podCIDRs(node) {
+		if p := netip.MustParsePrefix(c); p.Addr().Is4() {
+			return p, true
+		}
+	}
+	return netip.Prefix{}, false
+}
+
+// internalIPs returns the node's first InternalIP of each family.
+func internalIPs(node *corev1.Node) []string {
+	var out []string
+	var seen4, seen6 bool
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		ip, err := netip.ParseAddr(a.Address)
+		if err != nil {
+			continue
+		}
+		if is4 := ip.Is4(); (is4 && !seen4) || (!is4 && !seen6) {
+			seen4, seen6 = seen4 || is4, seen6 || !is4
+			out = append(out, ip.String())
+		}
+	}
+	return out
+}
+
+// Hash identifies a resolved config: the first 16 hex digits of the SHA-256 of its JSON, which is
+// stable because encoding/json sorts map keys.
+func Hash(p *winproxyv1alpha1.ResolvedProxyConfig) string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		// A struct of strings, bools, ints and maps of bools always marshals.
+		panic(fmt.Sprintf("marshalling a resolved proxy config: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}

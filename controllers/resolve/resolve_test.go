@@ -1,0 +1,227 @@
+package resolve
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+func node(name, kubelet string, mutate ...func(*corev1.Node)) *corev1.Node {
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.NodeSpec{PodCIDRs: []string{"10.244.1.0/24", "fd00:10:244:1::/64"}},
+		Status: corev1.NodeStatus{
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: kubelet},
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeHostName, Address: name},
+				{Type: corev1.NodeInternalIP, Address: "192.168.0.10"},
+				{Type: corev1.NodeInternalIP, Address: "192.168.0.11"},
+				{Type: corev1.NodeInternalIP, Address: "fd00::10"},
+			},
+		},
+	}
+	for _, m := range mutate {
+		m(n)
+	}
+	return n
+}
+
+type specOpt func(*winproxyv1alpha1.WindowsProxyConfigSpec)
+
+func spec(opts ...specOpt) *winproxyv1alpha1.WindowsProxyConfigSpec {
+	s := &winproxyv1alpha1.WindowsProxyConfigSpec{
+		Network:     winproxyv1alpha1.NetworkSpec{Name: "cbr0", Type: winproxyv1alpha1.NetworkTypeL2Bridge},
+		HealthCheck: winproxyv1alpha1.HealthCheckSpec{RootEndpointName: "cbr0", Port: 10256},
+		Sync:        winproxyv1alpha1.SyncSpec{PeriodSeconds: 30, MinPeriodSeconds: 1},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+func dsr(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.DSR.Enabled = true }
+
+func gates(g map[string]bool) specOpt {
+	return func(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.FeatureGates = g }
+}
+
+func overlay(vip winproxyv1alpha1.SourceVIPSpec) specOpt {
+	return func(s *winproxyv1alpha1.WindowsProxyConfigSpec) {
+		s.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+		s.Overlay = &winproxyv1alpha1.OverlaySpec{SourceVIP: vip}
+	}
+}
+
+func auto(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.Network.Type = winproxyv1alpha1.NetworkTypeAuto }
+
+var (
+	createVIP = winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Create: &winproxyv1alpha1.SourceVIPCreate{OffsetFromEnd: 1}}
+	staticVIP = winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Static: &winproxyv1alpha1.SourceVIPStatic{
+		NodeAnnotation: winproxyv1alpha1.SourceVIPAnnotation,
+		Addresses:      []winproxyv1alpha1.NodeAddress{{NodeName: "listed", Address: "10.244.1.3"}},
+	}}
+)
+
+func annotated(vip string) func(*corev1.Node) {
+	return func(n *corev1.Node) { n.Annotations = map[string]string{winproxyv1alpha1.SourceVIPAnnotation: vip} }
+}
+
+// want builds the expected result on the default node; gates are the effective values.
+func want(minor string, g map[string]bool, mutate ...func(*winproxyv1alpha1.ResolvedProxyConfig)) *winproxyv1alpha1.ResolvedProxyConfig {
+	r := &winproxyv1alpha1.ResolvedProxyConfig{
+		Network:           winproxyv1alpha1.NetworkSpec{Name: "cbr0", Type: winproxyv1alpha1.NetworkTypeL2Bridge},
+		FeatureGates:      g,
+		HealthCheck:       winproxyv1alpha1.HealthCheckSpec{RootEndpointName: "cbr0", Port: 10256},
+		Sync:              winproxyv1alpha1.SyncSpec{PeriodSeconds: 30, MinPeriodSeconds: 1},
+		NodeIPs:           []string{"192.168.0.10", "fd00::10"},
+		PodCIDRs:          []string{"10.244.1.0/24", "fd00:10:244:1::/64"},
+		KubernetesVersion: minor,
+	}
+	for _, m := range mutate {
+		m(r)
+	}
+	return r
+}
+
+func gatesAt(dsr, overlay bool) map[string]bool {
+	return map[string]bool{"WinDSR": dsr, "WinOverlay": overlay, "AllowServiceExternalIPs": true}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name       string
+		spec       *winproxyv1alpha1.WindowsProxyConfigSpec
+		node       *corev1.Node
+		want       *winproxyv1alpha1.ResolvedProxyConfig
+		wantReason string
+		wantMsg    string
+	}{
+		// Defaults by version: the effective gates are rendered for the agent.
+		{name: "1.14 defaults", spec: spec(), node: node("n", "v1.14.10"), want: want("1.14", gatesAt(false, false))},
+		{name: "1.20 defaults", spec: spec(), node: node("n", "v1.20.0"), want: want("1.20", gatesAt(false, true))},
+		{name: "1.32 defaults", spec: spec(), node: node("n", "v1.32.4"), want: want("1.32", gatesAt(false, true))},
+		{name: "1.33 defaults", spec: spec(), node: node("n", "v1.33.2"), want: want("1.33", gatesAt(true, true))},
+		{name: "1.34 defaults, vendor suffix", spec: spec(), node: node("n", "v1.34.0-eks-113cf36"), want: want("1.34", gatesAt(true, true))},
+		{name: "1.37 defaults", spec: spec(), node: node("n", "v1.37.2"), want: want("1.37", gatesAt(true, true))},
+
+		// DSR needs WinDSR in effect.
+		{name: "1.14 DSR without gate", spec: spec(dsr), node: node("n", "v1.14.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
+			wantMsg: "WinDSR feature gate not enabled (dsr.enabled needs spec.featureGates.WinDSR: true on Kubernetes 1.14 nodes)"},
+		{name: "1.14 DSR with gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.14.0"),
+			want: want("1.14", gatesAt(true, false), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+		{name: "1.13 DSR has no gate", spec: spec(dsr), node: node("n", "v1.13.5"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
+			wantMsg: "WinDSR feature gate not enabled (Kubernetes 1.13 has no WinDSR gate; upgrade the node)"},
+		{name: "1.32 DSR without gate", spec: spec(dsr), node: node("n", "v1.32.1"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
+			wantMsg: "WinDSR feature gate not enabled (dsr.enabled needs spec.featureGates.WinDSR: true on Kubernetes 1.32 nodes)"},
+		{name: "1.32 DSR with gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.32.1"),
+			want: want("1.32", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+		{name: "1.33 DSR by default", spec: spec(dsr), node: node("n", "v1.33.0"),
+			want: want("1.33", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+		{name: "1.34 DSR with explicit GA gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.34.1"),
+			want: want("1.34", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+
+		// Locked and unknown gates.
+		{name: "1.33 WinDSR=false accepted", spec: spec(gates(map[string]bool{"WinDSR": false})), node: node("n", "v1.33.0"), want: want("1.33", gatesAt(false, true))},
+		{name: "1.34 WinDSR=false locked", spec: spec(gates(map[string]bool{"WinDSR": false})), node: node("n", "v1.34.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateLocked,
+			wantMsg: "cannot set feature gate WinDSR to false, feature is locked to true (node runs Kubernetes 1.34; remove the gate from spec.featureGates)"},
+		{name: "1.37 WinOverlay=false locked", spec: spec(gates(map[string]bool{"WinOverlay": false})), node: node("n", "v1.37.2"), wantReason: winproxyv1alpha1.ReasonFeatureGateLocked,
+			wantMsg: "cannot set feature gate WinOverlay to false, feature is locked to true (node runs Kubernetes 1.37; remove the gate from spec.featureGates)"},
+		{name: "IPv6DualStack unknown", spec: spec(gates(map[string]bool{"IPv6DualStack": true})), node: node("n", "v1.32.0"), wantReason: winproxyv1alpha1.ReasonUnknownFeatureGate,
+			wantMsg: "unrecognized feature gate: IPv6DualStack (node runs Kubernetes 1.32; remove the gate from spec.featureGates)"},
+
+		// Overlay needs WinOverlay in effect.
+		{name: "1.14 overlay without gate", spec: spec(overlay(createVIP)), node: node("n", "v1.14.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
+			wantMsg: "WinOverlay feature gate not enabled (network.type Overlay needs spec.featureGates.WinOverlay: true on Kubernetes 1.14 nodes)"},
+		{name: "1.20 overlay create", spec: spec(overlay(createVIP)), node: node("n", "v1.20.3"), want: want("1.20", gatesAt(false, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+			r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Address: "10.244.1.254"}
+		})},
+
+		// Source VIP inputs.
+		{name: "create offset 10", spec: spec(overlay(winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Create: &winproxyv1alpha1.SourceVIPCreate{OffsetFromEnd: 10}})),
+			node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.0.0/16"} }),
+			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+				r.PodCIDRs = []string{"10.244.0.0/16"}
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Address: "10.244.255.245"}
+			})},
+		{name: "create offset too large", spec: spec(overlay(winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Create: &winproxyv1alpha1.SourceVIPCreate{OffsetFromEnd: 255}})),
+			node: node("n", "v1.37.0"), wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
+			wantMsg: "overlay.sourceVIP.create.offsetFromEnd 255 does not fit in the node's pod CIDR 10.244.1.0/24"},
+		{name: "create without pod CIDR", spec: spec(overlay(createVIP)), node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
+			wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
+			wantMsg:    "source-vip flag not set: node has no IPv4 pod CIDR to reserve the source VIP from (spec.podCIDRs is empty)"},
+		{name: "create without pod CIDR on Auto is left to the agent", spec: spec(overlay(createVIP), auto), node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
+			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeAuto
+				r.PodCIDRs = nil
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate}
+			})},
+		{name: "static from annotation", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("10.244.1.2")),
+			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.2"}
+			})},
+		{name: "static list wins over annotation", spec: spec(overlay(staticVIP)), node: node("listed", "v1.37.0", annotated("10.244.1.2")),
+			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.3"}
+			})},
+		{name: "static missing", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0"), wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
+			wantMsg: "source-vip flag not set: node has no source VIP in node annotation winproxy.io/source-vip; set it there or list the node in spec.overlay.sourceVIP.static.addresses"},
+		{name: "static invalid", spec: spec(overlay(staticVIP), auto), node: node("n", "v1.37.0", annotated("fd00::1")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
+			wantMsg: `source VIP "fd00::1" from node annotation winproxy.io/source-vip is not an IPv4 address: overlay networks are IPv4 only`},
+		{name: "endpoint", spec: spec(overlay(winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyEndpoint, Endpoint: &winproxyv1alpha1.SourceVIPEndpoint{Name: "Calico_ep"}})),
+			node: node("n", "v1.33.0"), want: want("1.33", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyEndpoint, EndpointName: "Calico_ep"}
+			})},
+
+		// Bad versions.
+		{name: "empty kubelet version", spec: spec(), node: node("n", ""), wantReason: winproxyv1alpha1.ReasonInvalidNodeVersion,
+			wantMsg: `cannot read the node's Kubernetes version from kubelet version "": could not parse "" as version`},
+		{name: "major 2", spec: spec(), node: node("n", "v2.0.0"), wantReason: winproxyv1alpha1.ReasonInvalidNodeVersion,
+			wantMsg: `cannot read the node's Kubernetes version from kubelet version "v2.0.0": unsupported major version 2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Resolve(tt.spec, tt.node)
+			if tt.wantReason != "" {
+				e, ok := err.(*Error)
+				if !ok {
+					t.Fatalf("Resolve() error = %v (%T), want *Error with reason %s", err, err, tt.wantReason)
+				}
+				if diff := cmp.Diff(Error{Reason: tt.wantReason, Message: tt.wantMsg}, *e); diff != "" {
+					t.Errorf("Resolve() error (-want,+got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Resolve() error = %v", err)
+			}
+			if diff := cmp.Diff(*tt.want, got); diff != "" {
+				t.Errorf("Resolve() (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHashIsStableAndContentBased(t *testing.T) {
+	a := want("1.37", gatesAt(true, true))
+	b := want("1.37", map[string]bool{"AllowServiceExternalIPs": true, "WinOverlay": true, "WinDSR": true})
+	if Hash(a) != Hash(b) {
+		t.Errorf("equal configs hash differently: %s != %s", Hash(a), Hash(b))
+	}
+	if len(Hash(a)) != 16 {
+		t.Errorf("hash %q is not 16 hex digits", Hash(a))
+	}
+	b.EnableDSR = true
+	if Hash(a) == Hash(b) {
+		t.Error("different configs hash the same")
+	}
+}
