@@ -57,7 +57,9 @@ func overlay(vip winproxyv1alpha1.SourceVIPSpec) specOpt {
 	}
 }
 
-func auto(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.Network.Type = winproxyv1alpha1.NetworkTypeAuto }
+func auto(s *winproxyv1alpha1.WindowsProxyConfigSpec) {
+	s.Network.Type = winproxyv1alpha1.NetworkTypeAuto
+}
 
 var (
 	createVIP = winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Create: &winproxyv1alpha1.SourceVIPCreate{OffsetFromEnd: 1}}
