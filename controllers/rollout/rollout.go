@@ -1,0 +1,144 @@
+// Package rollout decides, from what the WindowsProxyNodes say right now, which nodes get their new
+// config in this step. It keeps no memory: the rollout's progress is read back from the objects
+// every time, so it survives a controller restart and never trusts an earlier decision.
+//
+// The semantics are a DaemonSet's rolling update: a node that has no config yet gets it at once; a
+// node whose current config is not programmed (it is unavailable anyway) is updated at once; the
+// other nodes are updated in name order while fewer than maxUnavailable nodes are unavailable. A
+// node that reports Degraded for its new config, or misses the progress deadline, stalls the
+// rollout: nobody else is updated until it recovers or the config changes again.
+package rollout
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Node is one selected node as the rollout sees it.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// Desired is the hash of the node's resolved config; empty when resolution failed, which
+	// leaves the node out of the rollout.
+	Desired string
+	// Current is the hash in its WindowsProxyNode's spec; empty when it has none.
+	Current string
+	// Programmed is true when the agent reports Programmed for Current.
+	Programmed bool
+	// Degraded is true when the agent reports Degraded for Current.
+	Degraded bool
+	// UpdatedAt is when Current was written.
+	UpdatedAt time.Time
+}
+
+// Options are the rollout settings.
+type Options struct {
+	// MaxUnavailable is the number of nodes that may be unavailable at once, at least 1.
+	MaxUnavailable int
+	// Paused freezes updates (nodes without a config still get one).
+	Paused bool
+	// ProgressDeadline is how long a node may take to program a new config.
+	ProgressDeadline time.Duration
+	// Now is the current time.
+	Now time.Time
+}
+
+// Stall is a node that stopped the rollout.
+type Stall struct {
+	// Node is the node's name.
+	Node string
+	// DeadlineExceeded is true when the node did not report in time; false when it reported
+	// Degraded.
+	DeadlineExceeded bool
+}
+
+// Plan is the outcome of one step.
+type Plan struct {
+	// Create lists nodes that get their first config now.
+	Create []string
+	// Update lists nodes moved to their new config now.
+	Update []string
+	// Pending lists nodes still waiting for their turn.
+	Pending []string
+	// InFlight is the number of nodes on their new config that have not programmed it yet,
+	// counting Create and Update.
+	InFlight int
+	// Stalls lists the nodes that stop the rollout, by name.
+	Stalls []Stall
+	// RequeueAfter is when the next in-flight node's deadline expires; zero when none is pending.
+	RequeueAfter time.Duration
+}
+
+// Done reports whether every node runs and programmed its desired config.
+func (p *Plan) Done() bool { return p.InFlight == 0 && len(p.Pending) == 0 && len(p.Stalls) == 0 }
+
+// MaxUnavailable resolves rollout.maxUnavailable (a count or a percentage of selected, rounded
+// up) to a number of nodes, at least 1.
+func MaxUnavailable(v *intstr.IntOrString, selected int) int {
+	if v == nil {
+		return 1
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, selected, true)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Compute decides this step. nodes may come in any order.
+func Compute(nodes []Node, o Options) Plan {
+	nodes = slices.Clone(nodes)
+	slices.SortFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
+
+	var p Plan
+	var unavailable int
+	var down, up []string // nodes needing an update: unavailable ones, available ones
+	for _, n := range nodes {
+		switch {
+		case n.Desired == "":
+			// Left alone: the caller reports why.
+		case n.Current == "":
+			p.Create = append(p.Create, n.Name)
+			unavailable++
+		case n.Current == n.Desired:
+			if n.Programmed {
+				continue
+			}
+			unavailable++
+			switch left := n.UpdatedAt.Add(o.ProgressDeadline).Sub(o.Now); {
+			case n.Degraded:
+				p.Stalls = append(p.Stalls, Stall{Node: n.Name})
+			case left <= 0:
+				p.Stalls = append(p.Stalls, Stall{Node: n.Name, DeadlineExceeded: true})
+			case p.RequeueAfter == 0 || left < p.RequeueAfter:
+				p.RequeueAfter = left
+			}
+		case !n.Programmed:
+			down = append(down, n.Name)
+			unavailable++
+		default:
+			up = append(up, n.Name)
+		}
+	}
+	p.InFlight = unavailable
+	if o.Paused || len(p.Stalls) > 0 {
+		p.Pending = slices.Concat(down, up)
+		slices.Sort(p.Pending)
+		p.InFlight -= len(down)
+		return p
+	}
+	p.Update = down
+	budget := max(o.MaxUnavailable-unavailable, 0)
+	take := min(budget, len(up))
+	p.Update = append(p.Update, up[:take]...)
+	p.Pending = up[take:]
+	p.InFlight += take
+	slices.Sort(p.Update)
+	if len(p.Create)+len(p.Update) > 0 && (p.RequeueAfter == 0 || o.ProgressDeadline < p.RequeueAfter) {
+		p.RequeueAfter = o.ProgressDeadline
+	}
+	return p
+}
