@@ -5,13 +5,19 @@
 LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# Helm v4: built from source it knows the Kubernetes version it was compiled against, so the chart's
+# kubeVersion check works without faking versions through -ldflags (v3 built this way claims 1.20).
+HELM_VERSION ?= v4.3.1
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+# The end-to-end tests run this helm.
+export HELM
 
 # The Kubernetes version of the test control plane (kube-apiserver, kubectl; etcd pinned beside it)
 # is pinned in hack/tools/k8s/go.mod.
-K8S_VERSION := $(patsubst v%,%,$(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" {print $$3}' hack/tools/k8s/go.mod))
+K8S_VERSION := $(shell hack/tool-version.sh k8s.io/kubernetes hack/tools/k8s/go.mod)
 K8S_BIN_DIR := $(LOCALBIN)/k8s/$(K8S_VERSION)
 # A KUBEBUILDER_ASSETS set by the caller (e.g. from setup-envtest on a machine with internet) wins.
 ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
@@ -117,3 +123,7 @@ controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.
+
+$(HELM):
+	GOBIN=$(LOCALBIN)/tmp-helm go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(LOCALBIN)/tmp-helm/helm $@ && rmdir $(LOCALBIN)/tmp-helm

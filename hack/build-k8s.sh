@@ -9,8 +9,8 @@ set -euo pipefail
 
 dest=${1:?usage: build-k8s.sh DEST}
 root=$(cd "$(dirname "$0")/.." && pwd)
-k8s_version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$root/hack/tools/k8s/go.mod")
-etcd_version=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$root/hack/tools/etcd/go.mod")
+k8s_version=v$("$root/hack/tool-version.sh" k8s.io/kubernetes "$root/hack/tools/k8s/go.mod")
+etcd_version=v$("$root/hack/tool-version.sh" go.etcd.io/etcd/server/v3 "$root/hack/tools/etcd/go.mod")
 minor=$(echo "$k8s_version" | cut -d. -f2)
 cache=${WINPROXY_TOOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/winproxy}/k8s/${k8s_version}-etcd-${etcd_version}
 
