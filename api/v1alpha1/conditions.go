@@ -41,6 +41,15 @@ const (
 	// ReasonInvalidFeatureGates (Accepted=False): the feature gates are wrong on every selected
 	// node; each node keeps its last good config.
 	ReasonInvalidFeatureGates = "InvalidFeatureGates"
+	// ReasonPartiallyResolved (Accepted=True): the spec resolved on some selected nodes only; the
+	// others keep their last good config and are listed in status.failingNodes.
+	ReasonPartiallyResolved = "PartiallyResolved"
+	// ReasonNodesUnresolvable (Accepted=False): the spec cannot be resolved on any selected node,
+	// for reasons other than feature gates alone (e.g. no node has a source VIP).
+	ReasonNodesUnresolvable = "NodesUnresolvable"
+	// ReasonInvalidNodeSelector (Accepted=False, Ready=False): spec.nodeSelector cannot be parsed;
+	// the config selects no node.
+	ReasonInvalidNodeSelector = "InvalidNodeSelector"
 	// ReasonNoNodesSelected (Accepted=True, Ready=True): no Windows node matches the selector.
 	ReasonNoNodesSelected = "NoNodesSelected"
 	// ReasonAllNodesProgrammed (Ready=True): every selected node is programmed.

@@ -256,7 +256,7 @@ type HealthCheckSpec struct {
 }
 
 // SyncSpec bounds the agent's sync frequency.
-// +kubebuilder:validation:XValidation:rule="self.minPeriodSeconds <= self.periodSeconds",message="sync.minPeriodSeconds must not be greater than sync.periodSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.minPeriodSeconds) || !has(self.periodSeconds) || self.minPeriodSeconds <= self.periodSeconds",message="sync.minPeriodSeconds must not be greater than sync.periodSeconds"
 type SyncSpec struct {
 	// periodSeconds is the longest time between two syncs; a periodic sync that finds nothing
 	// changed makes no HNS writes (kube-proxy --iptables-sync-period, used by kernelspace mode).

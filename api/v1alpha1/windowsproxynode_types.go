@@ -44,7 +44,8 @@ type ResolvedSourceVIP struct {
 	// address is the source VIP (Static strategy, or Create once the controller computed it from
 	// the node's pod CIDR).
 	// +optional
-	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="sourceVIP.address must be a valid IPv4 address: overlay networks are IPv4 only"
 	Address string `json:"address,omitempty"`
 }
 

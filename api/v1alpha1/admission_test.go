@@ -1,0 +1,217 @@
+//go:build !windows
+
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/winproxy/winproxy/internal/testenv"
+)
+
+// These tests send WindowsProxyConfig and WindowsProxyNode objects to a real kube-apiserver with
+// winproxy's CRDs and check what a user sees: the defaults on read-back, or the exact message of the
+// rejection. They prove that the OpenAPI bounds, enums and CEL rules in the CRDs do what the Go
+// markers say.
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	env.Stop()
+	os.Exit(code)
+}
+
+// admissionCase is one object sent to the apiserver.
+type admissionCase struct {
+	name string
+	// kind is WindowsProxyConfig or WindowsProxyNode.
+	kind string
+	// spec is the object's spec, in YAML.
+	spec string
+	// wantErr holds substrings of the rejection message; empty means the object must be accepted.
+	wantErr []string
+	// wantSpec, for accepted objects, is the spec read back (YAML), defaults included.
+	wantSpec string
+}
+
+const minimalDefaults = `
+network: {name: cbr0, type: Auto}
+dsr: {enabled: false}
+dualStack: {enabled: false}
+healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
+sync: {periodSeconds: 30, minPeriodSeconds: 1}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+`
+
+func wpcCases() []admissionCase {
+	overlay := func(sourceVIP string) string {
+		return "network: {name: vxlan0, type: Overlay}\noverlay:\n  sourceVIP: " + sourceVIP
+	}
+	return []admissionCase{
+		{name: "minimal config gets every default", spec: `network: {name: cbr0}`, wantSpec: minimalDefaults},
+		{name: "calico overlay with endpoint source VIP and DSR", spec: `
+network: {name: Calico, type: Overlay}
+dsr: {enabled: true}
+overlay: {sourceVIP: {strategy: Endpoint, endpoint: {name: Calico_ep}}}
+dualStack: {enabled: true}`, wantSpec: `
+network: {name: Calico, type: Overlay}
+dsr: {enabled: true}
+overlay: {sourceVIP: {strategy: Endpoint, endpoint: {name: Calico_ep}}}
+dualStack: {enabled: true}
+healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
+sync: {periodSeconds: 30, minPeriodSeconds: 1}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+		{name: "create strategy without parameters is accepted", spec: overlay(`{strategy: Create}`)},
+		{name: "create strategy defaults offsetFromEnd to 1", spec: overlay(`{strategy: Create, create: {}}`), wantSpec: overlay(`{strategy: Create, create: {offsetFromEnd: 1}}`) + `
+dsr: {enabled: false}
+dualStack: {enabled: false}
+healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
+sync: {periodSeconds: 30, minPeriodSeconds: 1}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+		{name: "static strategy defaults the node annotation", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`), wantSpec: overlay(`{strategy: Static, static: {nodeAnnotation: winproxy.io/source-vip, addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`) + `
+dsr: {enabled: false}
+dualStack: {enabled: false}
+healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
+sync: {periodSeconds: 30, minPeriodSeconds: 1}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+		{name: "percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 25%}"},
+		{name: "100 percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 100%}"},
+		{name: "known feature gates are accepted", spec: "network: {name: cbr0}\nfeatureGates: {WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: false}"},
+		{name: "minPeriod equal to period is accepted", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 5}"},
+		{name: "minPeriod zero is accepted", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 0}"},
+		{name: "node selector is accepted", spec: "network: {name: cbr0}\nnodeSelector: {matchLabels: {pool: win}}"},
+
+		{name: "network is required", spec: `dsr: {enabled: true}`, wantErr: []string{`spec.network: Required value`}},
+		{name: "network name is required", spec: `network: {type: L2Bridge}`, wantErr: []string{`spec.network.name: Required value`}},
+		{name: "empty network name", spec: `network: {name: ""}`, wantErr: []string{`spec.network.name: Invalid value: ""`, `at least 1 chars long`}},
+		{name: "network name too long", spec: `network: {name: ` + strings.Repeat("n", 257) + `}`, wantErr: []string{`spec.network.name: Too long: may not be more than 256`}},
+		{name: "unknown network type", spec: `network: {name: cbr0, type: Transparent}`, wantErr: []string{`spec.network.type: Unsupported value: "Transparent"`, `"Auto", "L2Bridge", "Overlay"`}},
+		{name: "overlay without source VIP", spec: `network: {name: vxlan0, type: Overlay}`, wantErr: []string{`overlay.sourceVIP is required when network.type is Overlay`}},
+		{name: "overlay on L2Bridge", spec: "network: {name: cbr0, type: L2Bridge}\noverlay: {sourceVIP: {strategy: Create}}", wantErr: []string{`overlay must not be set when network.type is L2Bridge`}},
+		{name: "unknown source VIP strategy", spec: overlay(`{strategy: Guess}`), wantErr: []string{`spec.overlay.sourceVIP.strategy: Unsupported value: "Guess"`}},
+		{name: "endpoint strategy without endpoint", spec: overlay(`{strategy: Endpoint}`), wantErr: []string{`sourceVIP.endpoint is required when strategy is Endpoint and forbidden otherwise`}},
+		{name: "endpoint strategy with static", spec: overlay(`{strategy: Endpoint, endpoint: {name: Calico_ep}, static: {}}`), wantErr: []string{`sourceVIP.static is required when strategy is Static and forbidden otherwise`}},
+		{name: "static strategy without static", spec: overlay(`{strategy: Static}`), wantErr: []string{`sourceVIP.static is required when strategy is Static and forbidden otherwise`}},
+		{name: "static strategy with endpoint", spec: overlay(`{strategy: Static, static: {}, endpoint: {name: x}}`), wantErr: []string{`sourceVIP.endpoint is required when strategy is Endpoint and forbidden otherwise`}},
+		{name: "create parameters with endpoint strategy", spec: overlay(`{strategy: Endpoint, endpoint: {name: x}, create: {offsetFromEnd: 2}}`), wantErr: []string{`sourceVIP.create is only allowed when strategy is Create`}},
+		{name: "empty endpoint name", spec: overlay(`{strategy: Endpoint, endpoint: {name: ""}}`), wantErr: []string{`spec.overlay.sourceVIP.endpoint.name: Invalid value: ""`}},
+		{name: "static address is not an IP", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.244.1.300}]}}`), wantErr: []string{`address must be a valid IPv4 address: overlay networks are IPv4 only`}},
+		{name: "static address is IPv6", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: "fd00::2"}]}}`), wantErr: []string{`address must be a valid IPv4 address: overlay networks are IPv4 only`}},
+		{name: "static address listed twice for a node", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.0.0.1}, {nodeName: win-1, address: 10.0.0.2}]}}`), wantErr: []string{`spec.overlay.sourceVIP.static.addresses[1]: Duplicate value`}},
+		{name: "offsetFromEnd zero", spec: overlay(`{strategy: Create, create: {offsetFromEnd: 0}}`), wantErr: []string{`spec.overlay.sourceVIP.create.offsetFromEnd: Invalid value: 0: spec.overlay.sourceVIP.create.offsetFromEnd in body should be greater than or equal to 1`}},
+		{name: "feature gate name in lower case", spec: "network: {name: cbr0}\nfeatureGates: {winDSR: true}", wantErr: []string{`featureGates keys must be feature gate names such as WinDSR`}},
+		{name: "feature gate name with a dash", spec: "network: {name: cbr0}\nfeatureGates: {Win-DSR: true}", wantErr: []string{`featureGates keys must be feature gate names such as WinDSR`}},
+		{name: "WinOverlay false on an overlay config", spec: overlay(`{strategy: Create}`) + "\nfeatureGates: {WinOverlay: false}", wantErr: []string{`featureGates.WinOverlay cannot be false when network.type is Overlay`}},
+		{name: "WinDSR false with DSR enabled", spec: "network: {name: cbr0}\ndsr: {enabled: true}\nfeatureGates: {WinDSR: false}", wantErr: []string{`featureGates.WinDSR cannot be false when dsr.enabled is true`}},
+		{name: "minPeriod greater than period", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 10}", wantErr: []string{`sync.minPeriodSeconds must not be greater than sync.periodSeconds`}},
+		{name: "period zero", spec: "network: {name: cbr0}\nsync: {periodSeconds: 0, minPeriodSeconds: 0}", wantErr: []string{`spec.sync.periodSeconds: Invalid value: 0`}},
+		{name: "maxUnavailable zero", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable zero percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0%}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable over 100 percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 150%}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable a word", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: all}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
+		{name: "progress deadline too short", spec: "network: {name: cbr0}\nrollout: {progressDeadlineSeconds: 1}", wantErr: []string{`spec.rollout.progressDeadlineSeconds: Invalid value: 1`}},
+		{name: "health check port out of range", spec: "network: {name: cbr0}\nhealthCheck: {port: 70000}", wantErr: []string{`spec.healthCheck.port: Invalid value: 70000`}},
+		{name: "DSR enabled is not a boolean", spec: "network: {name: cbr0}\ndsr: {enabled: yes please}", wantErr: []string{`spec.dsr.enabled: Invalid value: "string": spec.dsr.enabled in body must be of type boolean`}},
+	}
+}
+
+func wpnCases() []admissionCase {
+	return []admissionCase{
+		{name: "resolved node spec", spec: `
+configName: calico
+hash: 0123456789abcdef
+proxy:
+  network: {name: Calico, type: Overlay}
+  enableDSR: true
+  sourceVIP: {strategy: Static, address: 10.244.1.2}
+  nodeIPs: [10.0.0.1]
+  podCIDRs: [10.244.1.0/24]
+  kubernetesVersion: "1.33"`},
+		{name: "node spec without hash", spec: "configName: c\nproxy: {network: {name: cbr0}}", wantErr: []string{`spec.hash: Required value`}},
+		{name: "node spec without config name", spec: "hash: abc\nproxy: {network: {name: cbr0}}", wantErr: []string{`spec.configName: Required value`}},
+		{name: "node spec with three node IPs", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, nodeIPs: [10.0.0.1, 10.0.0.2, 10.0.0.3]}", wantErr: []string{`spec.proxy.nodeIPs: Too many: 3: must have at most 2 items`}},
+		{name: "node spec with a bad source VIP address", spec: "configName: c\nhash: abc\nproxy: {network: {name: vxlan0, type: Overlay}, sourceVIP: {strategy: Static, address: not-an-ip}}", wantErr: []string{`sourceVIP.address must be a valid IPv4 address`}},
+		{name: "node spec with a bad sync period", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, sync: {periodSeconds: 2, minPeriodSeconds: 3}}", wantErr: []string{`sync.minPeriodSeconds must not be greater than sync.periodSeconds`}},
+	}
+}
+
+func TestAdmission(t *testing.T) {
+	var cases []admissionCase
+	for _, tc := range wpcCases() {
+		tc.kind = "WindowsProxyConfig"
+		cases = append(cases, tc)
+	}
+	for _, tc := range wpnCases() {
+		tc.kind = "WindowsProxyNode"
+		cases = append(cases, tc)
+	}
+	for i, tc := range cases {
+		t.Run(tc.kind+"/"+tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion("winproxy.io/v1alpha1")
+			obj.SetKind(tc.kind)
+			obj.SetName(fmt.Sprintf("case-%d", i))
+			var spec map[string]any
+			if err := yaml.Unmarshal([]byte(tc.spec), &spec); err != nil {
+				t.Fatalf("bad test spec: %v", err)
+			}
+			obj.Object["spec"] = spec
+
+			err := env.Client.Create(ctx, obj)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("object was accepted, want rejection with %q", tc.wantErr)
+				}
+				for _, want := range tc.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("rejection message\n  %s\ndoes not contain\n  %s", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("object was rejected: %v", err)
+			}
+			t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+			if tc.wantSpec == "" {
+				return
+			}
+			got := &unstructured.Unstructured{}
+			got.SetAPIVersion("winproxy.io/v1alpha1")
+			got.SetKind(tc.kind)
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]any
+			if err := yaml.Unmarshal([]byte(tc.wantSpec), &want); err != nil {
+				t.Fatalf("bad wantSpec: %v", err)
+			}
+			// Round-trip want through JSON so that numbers compare as the client decodes them.
+			wantJSON, _ := yaml.Marshal(want)
+			var wantNorm map[string]any
+			_ = yaml.Unmarshal(wantJSON, &wantNorm)
+			gotJSON, _ := yaml.Marshal(got.Object["spec"])
+			var gotNorm map[string]any
+			_ = yaml.Unmarshal(gotJSON, &gotNorm)
+			if diff := cmp.Diff(wantNorm, gotNorm); diff != "" {
+				t.Errorf("spec read back differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
