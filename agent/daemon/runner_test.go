@@ -1,0 +1,143 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// syncRecorder counts syncs and lets the test wait for each one without sleeping.
+type syncRecorder struct {
+	done chan time.Time
+	clk  *clocktesting.FakeClock
+	fail bool
+}
+
+func (s *syncRecorder) sync(context.Context) error {
+	s.done <- s.clk.Now()
+	if s.fail {
+		return errors.New("sync failed")
+	}
+	return nil
+}
+
+func (s *syncRecorder) wait(t *testing.T) time.Time {
+	t.Helper()
+	select {
+	case at := <-s.done:
+		return at
+	case <-time.After(10 * time.Second):
+		t.Fatal("no sync happened")
+		return time.Time{}
+	}
+}
+
+func (s *syncRecorder) none(t *testing.T) {
+	t.Helper()
+	select {
+	case at := <-s.done:
+		t.Fatalf("unexpected sync at %v", at)
+	default:
+	}
+}
+
+// waitForTimer blocks until the runner waits on a timer, so that stepping the fake clock is not lost.
+func waitForTimer(t *testing.T, clk *clocktesting.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !clk.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("runner never waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func start(t *testing.T, fail bool) (*Runner, *syncRecorder, *clocktesting.FakeClock) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	rec := &syncRecorder{done: make(chan time.Time, 16), clk: clk, fail: fail}
+	r := NewRunner(clk, 2*time.Second, 30*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { r.Run(ctx, rec.sync); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+	return r, rec, clk
+}
+
+func TestRunnerSyncsAtStartAndPeriodically(t *testing.T) {
+	_, rec, clk := start(t, false)
+	rec.wait(t)
+	waitForTimer(t, clk)
+	clk.Step(29 * time.Second)
+	rec.none(t)
+	clk.Step(time.Second)
+	if at := rec.wait(t); at.Sub(time.Unix(0, 0)) != 30*time.Second {
+		t.Errorf("periodic sync at %v, want 30s", at.Sub(time.Unix(0, 0)))
+	}
+}
+
+func TestRunnerBurstGivesOneSyncAfterMinPeriod(t *testing.T) {
+	r, rec, clk := start(t, false)
+	rec.wait(t)
+	waitForTimer(t, clk)
+	for range 10 {
+		r.Trigger()
+	}
+	// The trigger is held until minPeriod has passed since the last sync started.
+	waitForTimer(t, clk)
+	clk.Step(time.Second)
+	rec.none(t)
+	clk.Step(time.Second)
+	rec.wait(t)
+	waitForTimer(t, clk)
+	rec.none(t)
+}
+
+func TestRunnerBacksOffAfterFailures(t *testing.T) {
+	_, rec, clk := start(t, true)
+	rec.wait(t)
+	var waits []time.Duration
+	last := clk.Now()
+	for range 3 {
+		waitForTimer(t, clk)
+		clk.Step(time.Second)
+		for {
+			select {
+			case at := <-rec.done:
+				waits = append(waits, at.Sub(last))
+				last = at
+			default:
+				waitForTimer(t, clk)
+				clk.Step(time.Second)
+				continue
+			}
+			break
+		}
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Errorf("retry waits = %v, want %v", waits, want)
+			break
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		min, period time.Duration
+		failures    int
+		want        time.Duration
+	}{
+		{0, 30 * time.Second, 1, time.Second},
+		{2 * time.Second, 30 * time.Second, 3, 8 * time.Second},
+		{2 * time.Second, 30 * time.Second, 10, 30 * time.Second},
+	} {
+		if got := backoff(tc.min, tc.period, tc.failures); got != tc.want {
+			t.Errorf("backoff(%v, %v, %d) = %v, want %v", tc.min, tc.period, tc.failures, got, tc.want)
+		}
+	}
+}
