@@ -1,0 +1,238 @@
+// Package engine computes the HNS state a Windows node should have — load
+// balancers, remote endpoints and the overlay source-VIP endpoint — from
+// Kubernetes objects, the node's resolved WindowsProxyNode config and what
+// HNS reports about the network. It follows winkernel (reference §2–§5)
+// rule for rule, and reports what is in effect (DSR, IP families, source VIP)
+// and per-service problems.
+//
+// The engine does no I/O and reads no clock: the same inputs always give the
+// same Desired. Compute is the whole function; Cache is the same function
+// made incremental, recomputing only the services whose inputs changed.
+package engine
+
+import (
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// HNSView is what HNS reported about the host, gathered by the caller.
+type HNSView struct {
+	// Found is false when no network has the configured name.
+	Found bool
+	// Network is the network with the configured name (ID, type, remote
+	// subnet routes).
+	Network hns.Network
+	// Endpoints are the endpoints of the network. The engine uses the local
+	// ones (pods, the host's root endpoint, the source-VIP endpoint); remote
+	// ones are the applier's business.
+	Endpoints []hns.Endpoint
+	// Capabilities of the host's HNS version.
+	Capabilities hns.Capabilities
+	// HostMAC is the MAC of the interface holding the node IP; overlay needs
+	// it for the source-VIP and service-VIP endpoints.
+	HostMAC string
+}
+
+// Input is everything the engine reads.
+type Input struct {
+	// NodeName is this node; EndpointSlice endpoints with this nodeName are local.
+	NodeName string
+	// Config is WindowsProxyNode.spec.proxy.
+	Config v1alpha1.ResolvedProxyConfig
+	// Node is this node (its InternalIPs are used when Config.NodeIPs is empty).
+	Node *corev1.Node
+	// Nodes are the other nodes, used to explain backends in a node's pod
+	// CIDR that HNS has no remote-subnet route for yet.
+	Nodes          []*corev1.Node
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	HNS            HNSView
+}
+
+// Kind is the kind of a load balancer, named as in winkernel's metrics.
+type Kind string
+
+const (
+	KindClusterIP   Kind = "clusterip"
+	KindNodePort    Kind = "nodeport"
+	KindExternalIP  Kind = "externalip"
+	KindIngress     Kind = "ingress"
+	KindHealthCheck Kind = "healthcheck"
+)
+
+// LBKey identifies a desired load balancer across syncs, so that a changed
+// backend set modifies the same LB instead of creating another. Health-check
+// LBs have no Service and Port: services sharing an ingress IP share them.
+type LBKey struct {
+	Family       v1alpha1.IPFamily
+	Kind         Kind
+	Service      string // namespace/name
+	Port         string // service port name
+	VIP          netip.Addr
+	Protocol     uint32
+	ExternalPort uint16
+}
+
+func (k LBKey) String() string {
+	vip := "*"
+	if k.VIP.IsValid() {
+		vip = k.VIP.String()
+	}
+	s := fmt.Sprintf("%s/%s %s:%d/%s", k.Family, k.Kind, vip, k.ExternalPort, hns.ProtocolName(k.Protocol))
+	if k.Service != "" {
+		s += " " + k.Service
+		if k.Port != "" {
+			s += ":" + k.Port
+		}
+	}
+	return s
+}
+
+// Less orders keys for stable output and for picking the winner of a
+// frontend conflict.
+func (k LBKey) Less(o LBKey) bool {
+	if k.Family != o.Family {
+		return k.Family < o.Family
+	}
+	if k.Kind != o.Kind {
+		return kindOrder(k.Kind) < kindOrder(o.Kind)
+	}
+	if k.Service != o.Service {
+		return k.Service < o.Service
+	}
+	if k.Port != o.Port {
+		return k.Port < o.Port
+	}
+	if c := k.VIP.Compare(o.VIP); c != 0 {
+		return c < 0
+	}
+	if k.Protocol != o.Protocol {
+		return k.Protocol < o.Protocol
+	}
+	return k.ExternalPort < o.ExternalPort
+}
+
+func kindOrder(k Kind) int {
+	switch k {
+	case KindClusterIP:
+		return 0
+	case KindNodePort:
+		return 1
+	case KindExternalIP:
+		return 2
+	case KindIngress:
+		return 3
+	}
+	return 4
+}
+
+// Backend is one backend of a load balancer.
+type Backend struct {
+	IP netip.Addr
+	// Local is true when a local HNS endpoint holds the IP (a pod on this
+	// node, or the root endpoint); EndpointID is then its ID. Remote
+	// backends are resolved to remote endpoints by the applier.
+	Local      bool
+	EndpointID string
+}
+
+// LoadBalancer is a desired HNS load balancer.
+type LoadBalancer struct {
+	Key              LBKey
+	InternalPort     uint16
+	Flags            hns.LBFlags
+	PortMappingFlags hns.PortMappingFlags
+	Distribution     hns.DistributionType
+	// SourceVIP is zero on L2Bridge, where HNS picks the address.
+	SourceVIP netip.Addr
+	// Backends are sorted by IP.
+	Backends []Backend
+	// Recreate asks for delete+create instead of modify when the LB changes
+	// (annotation winProxyOptimization: disabled).
+	Recreate bool
+}
+
+// Frontend is the tuple HNS refuses twice.
+func (lb LoadBalancer) Frontend() hns.Frontend {
+	return hns.Frontend{
+		VIP:          lb.Key.VIP,
+		Protocol:     lb.Key.Protocol,
+		InternalPort: lb.InternalPort,
+		ExternalPort: lb.Key.ExternalPort,
+		IPv6:         lb.Flags&hns.LBFlagIPv6 != 0,
+	}
+}
+
+// RemoteEndpoint is a desired remote HNS endpoint.
+type RemoteEndpoint struct {
+	IP  netip.Addr
+	MAC string
+	// ProviderAddress is the overlay PA policy; zero on L2Bridge.
+	ProviderAddress netip.Addr
+	// ServiceVIP marks the overlay endpoint winkernel creates for a
+	// ClusterIP (host MAC, PA = node IP) rather than for a backend.
+	ServiceVIP bool
+}
+
+// SourceVIPEndpoint is the local endpoint holding the overlay source VIP,
+// to be created when no endpoint holds the address.
+type SourceVIPEndpoint struct {
+	IP  netip.Addr
+	MAC string
+}
+
+// Status is one reported aspect: true or false, with a reason from the
+// API's vocabulary (api/v1alpha1/conditions.go) and a message.
+type Status struct {
+	OK      bool
+	Reason  string
+	Message string
+}
+
+// Effective is what the node really does, for WindowsProxyNode.status.
+type Effective struct {
+	Network      v1alpha1.NetworkStatus
+	NetworkReady Status
+	// Programmable is false when HNS must be left as it is this sync (network
+	// missing or of the wrong type, overlay without a usable source VIP);
+	// Blocked says why. Desired then holds no load balancers, which must not
+	// be read as "delete everything".
+	Programmable bool
+	Blocked      Status
+	SourceVIP    v1alpha1.SourceVIPStatus
+	SourceVIPOK  Status
+	DSR          v1alpha1.DSRStatus
+	DSRActive    Status
+	IPFamilies   []v1alpha1.IPFamily
+	// DualStackDowngraded.OK is true when dual-stack was asked for but only
+	// one family is proxied.
+	DualStackDowngraded Status
+}
+
+// Problem is something the engine could not do as asked, for one service
+// ("namespace/name") or the node (Service empty).
+type Problem struct {
+	Service string
+	Reason  string
+	Message string
+}
+
+// Problem reasons of the engine (per service unless noted).
+const (
+	ProblemLocalEndpointNotFound   = "LocalEndpointNotFound"
+	ProblemMixedTargetPorts        = "MixedTargetPorts"
+	ProblemFrontendConflict        = "FrontendConflict"
+	ProblemSessionAffinity         = "SessionAffinityUnsupported"
+	ProblemLocalTrafficNotHonoured = "ExternalTrafficPolicyLocalNotHonoured"
+	ProblemNoRemoteSubnetRoute     = "NoRemoteSubnetRoute"
+	ProblemHealthCheckEndpoint     = "HealthCheckEndpointMissing" // node
+	ProblemNodeIPUnknown           = "NodeIPUnknown"              // node
+	ProblemHostMACUnknown          = "HostMACUnknown"             // node
+	ProblemHNSUnsupported          = "HNSUnsupported"             // node
+)
