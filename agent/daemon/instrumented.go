@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// instrumented counts every HNS call by operation and result, so an admin can see from
+// winproxy_agent_hns_calls_total what the agent costs HNS (and tests can prove a restart writes
+// nothing).
+type instrumented struct {
+	hns.Client
+	calls *prometheus.CounterVec
+}
+
+func (c instrumented) observe(op string, err error) {
+	result := "ok"
+	if err != nil {
+		result = hns.Reason(err)
+	}
+	c.calls.WithLabelValues(op, result).Inc()
+}
+
+func (c instrumented) Version(ctx context.Context) (hns.Version, error) {
+	v, err := c.Client.Version(ctx)
+	c.observe("version", err)
+	return v, err
+}
+
+func (c instrumented) GetNetworkByName(ctx context.Context, name string) (hns.Network, error) {
+	n, err := c.Client.GetNetworkByName(ctx, name)
+	c.observe("get_network", err)
+	return n, err
+}
+
+func (c instrumented) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoint, error) {
+	eps, err := c.Client.ListEndpoints(ctx, networkID)
+	c.observe("list_endpoints", err)
+	return eps, err
+}
+
+func (c instrumented) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint, error) {
+	ep, err := c.Client.GetEndpointByName(ctx, name)
+	c.observe("get_endpoint", err)
+	return ep, err
+}
+
+func (c instrumented) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	out, err := c.Client.CreateEndpoint(ctx, networkID, ep)
+	c.observe("create_endpoint", err)
+	return out, err
+}
+
+func (c instrumented) DeleteEndpoint(ctx context.Context, id string) error {
+	err := c.Client.DeleteEndpoint(ctx, id)
+	c.observe("delete_endpoint", err)
+	return err
+}
+
+func (c instrumented) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error) {
+	lbs, err := c.Client.ListLoadBalancers(ctx)
+	c.observe("list_load_balancers", err)
+	return lbs, err
+}
+
+func (c instrumented) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer, error) {
+	lb, err := c.Client.GetLoadBalancer(ctx, id)
+	c.observe("get_load_balancer", err)
+	return lb, err
+}
+
+func (c instrumented) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	out, err := c.Client.CreateLoadBalancer(ctx, lb)
+	c.observe("create_load_balancer", err)
+	return out, err
+}
+
+func (c instrumented) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	out, err := c.Client.ModifyLoadBalancer(ctx, id, lb)
+	c.observe("modify_load_balancer", err)
+	return out, err
+}
+
+func (c instrumented) DeleteLoadBalancer(ctx context.Context, id string) error {
+	err := c.Client.DeleteLoadBalancer(ctx, id)
+	c.observe("delete_load_balancer", err)
+	return err
+}
