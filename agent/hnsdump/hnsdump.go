@@ -1,0 +1,140 @@
+// Package hnsdump prints what an HNS host holds the way `hnsdiag list loadbalancers` and
+// `hnsdiag list endpoints` would, with backends resolved to their IPs, so an admin can read a
+// node's programmed state at a glance (winproxy-agent hns dump, make demo).
+package hnsdump
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Flags renders an LB's flags by name: DSR, IPv6.
+func Flags(lb hns.LoadBalancer) string {
+	var f []string
+	if lb.IsDSR() {
+		f = append(f, "DSR")
+	}
+	if lb.IsIPv6() {
+		f = append(f, "IPv6")
+	}
+	return orDash(strings.Join(f, ","))
+}
+
+// PortFlags renders port-mapping flags by name.
+func PortFlags(f hns.PortMappingFlags) string {
+	var out []string
+	for _, n := range []struct {
+		flag hns.PortMappingFlags
+		name string
+	}{
+		{hns.PortMappingILB, "ILB"},
+		{hns.PortMappingLocalRoutedVIP, "LocalRoutedVIP"},
+		{hns.PortMappingUseMux, "UseMux"},
+		{hns.PortMappingPreserveDIP, "PreserveDIP"},
+		{hns.PortMappingVipExternalIP, "VipExternalIP"},
+	} {
+		if f&n.flag != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return orDash(strings.Join(out, ","))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func addr(a netip.Addr, empty string) string {
+	if !a.IsValid() {
+		return empty
+	}
+	return a.String()
+}
+
+// LoadBalancers writes one line per load balancer, sorted by VIP and port: frontend, ports,
+// protocol, flags, source VIP, distribution and the backends' IPs (an ID that no endpoint has is
+// printed as the ID with a '?').
+func LoadBalancers(w io.Writer, lbs []hns.LoadBalancer, endpoints []hns.Endpoint) error {
+	ips := map[string]string{}
+	for _, ep := range endpoints {
+		var s []string
+		for _, ip := range ep.IPs {
+			s = append(s, ip.String())
+		}
+		ips[strings.ToUpper(ep.ID)] = strings.Join(s, "+")
+	}
+	sorted := slices.Clone(lbs)
+	slices.SortFunc(sorted, func(a, b hns.LoadBalancer) int {
+		if c := a.VIP().Compare(b.VIP()); c != 0 {
+			return c
+		}
+		if c := int(a.PortMapping.ExternalPort) - int(b.PortMapping.ExternalPort); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VIP\tPORTS\tPROTO\tFLAGS\tPORT FLAGS\tSOURCE VIP\tAFFINITY\tBACKENDS")
+	for _, lb := range sorted {
+		var backends []string
+		for _, id := range lb.BackendEndpointIDs {
+			if ip, ok := ips[strings.ToUpper(id)]; ok {
+				backends = append(backends, ip)
+			} else {
+				backends = append(backends, id+"?")
+			}
+		}
+		slices.Sort(backends)
+		affinity := "-"
+		if lb.PortMapping.DistributionType == hns.DistributionSourceIP {
+			affinity = "ClientIP"
+		}
+		fmt.Fprintf(tw, "%s\t%d->%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			addr(lb.VIP(), "(node ports)"), lb.PortMapping.ExternalPort, lb.PortMapping.InternalPort,
+			hns.ProtocolName(lb.PortMapping.Protocol), Flags(lb), PortFlags(lb.PortMapping.Flags),
+			addr(lb.SourceVIP, "-"), affinity, orDash(strings.Join(backends, ",")))
+	}
+	return tw.Flush()
+}
+
+// Endpoints writes one line per endpoint: name, IPs, local or remote, MAC and provider address.
+func Endpoints(w io.Writer, endpoints []hns.Endpoint) error {
+	sorted := slices.Clone(endpoints)
+	slices.SortFunc(sorted, func(a, b hns.Endpoint) int {
+		if a.Remote != b.Remote {
+			if a.Remote {
+				return 1
+			}
+			return -1
+		}
+		if len(a.IPs) > 0 && len(b.IPs) > 0 {
+			if c := a.IPs[0].Compare(b.IPs[0]); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tIPS\tKIND\tMAC\tPROVIDER ADDRESS")
+	for _, ep := range sorted {
+		var s []string
+		for _, ip := range ep.IPs {
+			s = append(s, ip.String())
+		}
+		kind := "local"
+		if ep.Remote {
+			kind = "remote"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(ep.Name), orDash(strings.Join(s, ",")), kind, orDash(ep.MAC), addr(ep.ProviderAddress, "-"))
+	}
+	return tw.Flush()
+}
