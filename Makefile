@@ -43,6 +43,10 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd/bases) and RBAC (config/rbac) from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	@# The chart renders the CRDs and both ClusterRoles from verbatim copies, so they cannot drift.
+	rm -f $(CHART_DIR)/files/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART_DIR)/files/crds/
+	cp config/rbac/role.yaml $(CHART_DIR)/files/rbac/manager-role.yaml
+	cp config/rbac/agent_role.yaml $(CHART_DIR)/files/rbac/agent-role.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods (zz_generated.deepcopy.go).
@@ -66,16 +70,17 @@ lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: manifests generate $(K8S_TOOLS_TARGET) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
+test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: verify
 verify: ## Fail if generated files are stale, code is unformatted, or the Windows build or vet fails.
 	$(MAKE) manifests generate
-	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
+	@git diff --exit-code -- api config $(CHART_DIR)/files || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "Not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	GOOS=windows go build ./...
 	GOOS=windows go vet ./...
+	$(MAKE) helm-lint
 
 ##@ Build
 
@@ -103,6 +108,54 @@ install: manifests $(K8S_TOOLS_TARGET) ## Install the CRDs into the cluster of t
 .PHONY: uninstall
 uninstall: $(K8S_TOOLS_TARGET) ## Uninstall the CRDs (and with them every WindowsProxyConfig and WindowsProxyNode).
 	$(KUBECTL) delete --ignore-not-found -f config/crd/bases
+
+IMG ?= ghcr.io/winproxy/winproxy-controller:$(VERSION)
+AGENT_IMG ?= ghcr.io/winproxy/winproxy-agent:$(VERSION)
+
+.PHONY: deploy
+deploy: manifests $(K8S_TOOLS_TARGET) ## Deploy config/default (namespace winproxy-system) with the images IMG and AGENT_IMG.
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	printf 'resources:\n- %s\nimages:\n- name: ghcr.io/winproxy/winproxy-controller\n  newName: %s\n- name: ghcr.io/winproxy/winproxy-agent\n  newName: %s\n' \
+		"$(CURDIR)/config/default" "$(IMG)" "$(AGENT_IMG)" > "$$dir/kustomization.yaml" && \
+	$(KUBECTL) apply --server-side -k "$$dir"
+
+.PHONY: undeploy
+undeploy: $(K8S_TOOLS_TARGET) ## Remove what deploy created, CRDs included (and with them every WindowsProxyConfig and WindowsProxyNode).
+	$(KUBECTL) delete --ignore-not-found -k config/default
+
+##@ Images
+
+CONTAINER_TOOL ?= docker
+
+.PHONY: docker-build
+docker-build: ## Build the controller's Linux image IMG (Dockerfile target controller).
+	$(CONTAINER_TOOL) build --target controller --build-arg LDFLAGS="$(LDFLAGS)" -t $(IMG) .
+
+.PHONY: docker-build-agent
+docker-build-agent: ## Build the agent's Windows HostProcess image AGENT_IMG into bin/winproxy-agent-image.tar (buildx; a Linux engine cannot load it).
+	$(CONTAINER_TOOL) buildx build --platform windows/amd64 --target agent --build-arg LDFLAGS="$(LDFLAGS)" -t $(AGENT_IMG) \
+		--output type=oci,dest=$(LOCALBIN)/winproxy-agent-image.tar .
+
+.PHONY: docker-push
+docker-push: ## Push IMG, then build and push AGENT_IMG (buildx).
+	$(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) buildx build --platform windows/amd64 --target agent --build-arg LDFLAGS="$(LDFLAGS)" -t $(AGENT_IMG) --push .
+
+##@ Helm
+
+CHART_DIR := charts/winproxy
+
+.PHONY: helm
+helm: $(HELM) ## Build helm into bin/.
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint the chart strictly, with default values and with every ci/*-values.yaml.
+	$(HELM) lint --strict $(CHART_DIR)
+	@for f in $(CHART_DIR)/ci/*-values.yaml; do echo "$(HELM) lint --strict -f $$f"; $(HELM) lint --strict $(CHART_DIR) -f $$f || exit 1; done
+
+.PHONY: helm-template
+helm-template: $(HELM) ## Render the chart with default values to standard output.
+	$(HELM) template winproxy $(CHART_DIR) --namespace winproxy-system
 
 ##@ Tools
 

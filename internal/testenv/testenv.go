@@ -45,9 +45,27 @@ type Env struct {
 	dir string
 }
 
-// Start starts etcd and kube-apiserver with the CRDs from config/crd/bases. Call Stop when done,
-// also after a failed Start's partial start (Start stops what it started on error).
-func Start() (*Env, error) {
+// Option changes what Start sets up.
+type Option func(*options)
+
+type options struct {
+	withoutCRDs bool
+}
+
+// WithoutCRDs leaves winproxy's CRDs out, for tests that install them the way users do (Helm,
+// kustomize).
+func WithoutCRDs() Option {
+	return func(o *options) { o.withoutCRDs = true }
+}
+
+// Start starts etcd and kube-apiserver with the CRDs from config/crd/bases (unless WithoutCRDs).
+// Call Stop when done, also after a failed Start's partial start (Start stops what it started on
+// error).
+func Start(opts ...Option) (*Env, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -67,6 +85,9 @@ func Start() (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: binDir,
 		Scheme:                scheme,
+	}
+	if o.withoutCRDs {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
 	}
 	cfg, err := env.Start()
 	if err != nil {
