@@ -1,0 +1,332 @@
+// Package daemon is the agent process: it watches only what one node needs (its own
+// WindowsProxyNode, the Nodes, Services and EndpointSlices), recomputes the desired HNS state
+// incrementally on change, applies it with the fewest HNS calls at a bounded rate, and reports what
+// is in effect into WindowsProxyNode.status, writing only when something changed.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// Options configure the agent.
+type Options struct {
+	// NodeName is the node this agent programs.
+	NodeName string
+	// HNS is the host's HNS (the Windows adapter or the simulator).
+	HNS hns.Client
+	// Ledger records which HNS objects this agent created.
+	Ledger *hns.Ledger
+	// HostMAC is the MAC of the interface holding the node IP (overlay endpoints need it).
+	HostMAC string
+	// WindowsBuild is reported in status, e.g. "20348".
+	WindowsBuild string
+	// MetricsAddr and HealthAddr are the bind addresses of /metrics and /healthz, /readyz; "0"
+	// disables one.
+	MetricsAddr, HealthAddr string
+	// Clock is the time source (tests use a fake one); nil means the real clock.
+	Clock clock.Clock
+}
+
+// agent is one node's agent.
+type agent struct {
+	opts    Options
+	log     logr.Logger
+	client  client.Client
+	events  recorder.EventRecorder
+	metrics *Metrics
+	applier *apply.Applier
+	runner  *Runner
+
+	// mu guards the engine cache, which informer handlers feed and sync reads.
+	mu     sync.Mutex
+	engine *engine.Cache
+
+	// ready turns true after the first successful sync; the readiness probe reads it.
+	ready atomic.Bool
+
+	// Only the sync goroutine touches these.
+	notSelected bool
+	reported    bool
+	lastEffect  engine.Effective
+}
+
+// Run runs the agent until ctx is done. HNS is left as it is on return.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	if opts.NodeName == "" {
+		return errors.New("the node name is required (--node-name or NODE_NAME)")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress: opts.HealthAddr,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// The agent may only read its own WindowsProxyNode; watching just that one also keeps
+			// a 1,000-node cluster from fanning every node's status out to every agent.
+			&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	a := &agent{
+		opts:    opts,
+		log:     ctrl.Log.WithName("agent").WithValues("node", opts.NodeName),
+		client:  mgr.GetClient(),
+		events:  mgr.GetEventRecorder("winproxy-agent"),
+		metrics: NewMetrics(crmetrics.Registry),
+		engine:  engine.NewCache(),
+		runner:  NewRunner(opts.Clock, time.Second, 30*time.Second),
+	}
+	a.applier = apply.New(instrumented{Client: opts.HNS, calls: a.metrics.HNSCalls}, opts.Ledger)
+	if err := a.watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("first-sync", a.readyCheck); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// No HNS work before every watched kind has been listed once.
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return ctx.Err()
+		}
+		a.log.Info("Caches synced, starting to sync HNS")
+		a.runner.Run(ctx, a.sync)
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func (a *agent) readyCheck(*http.Request) error {
+	if !a.ready.Load() {
+		return errors.New("no successful sync yet")
+	}
+	return nil
+}
+
+// watch feeds informer events into the engine cache and triggers a sync. Services and slices go
+// into the cache as they change, so a sync recomputes only the services that changed.
+func (a *agent) watch(ctx context.Context, c cache.Cache) error {
+	handlers := []struct {
+		obj client.Object
+		set func(client.Object)
+		del func(client.Object)
+	}{
+		{&corev1.Service{}, func(o client.Object) { a.engine.SetService(o.(*corev1.Service)) }, func(o client.Object) { a.engine.DeleteService(o.GetNamespace(), o.GetName()) }},
+		{&discoveryv1.EndpointSlice{}, func(o client.Object) { a.engine.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) }, func(o client.Object) { a.engine.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }},
+		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
+		{&corev1.Node{}, nil, nil},
+		{&v1alpha1.WindowsProxyNode{}, nil, nil},
+	}
+	for _, h := range handlers {
+		inf, err := c.GetInformer(ctx, h.obj)
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", h.obj, err)
+		}
+		set, del := h.set, h.del
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { a.changed(o, set) },
+			UpdateFunc: func(_, o any) { a.changed(o, set) },
+			DeleteFunc: func(o any) {
+				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+					o = t.Obj
+				}
+				a.changed(o, del)
+			},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *agent) changed(o any, apply func(client.Object)) {
+	if obj, ok := o.(client.Object); ok && apply != nil {
+		a.mu.Lock()
+		apply(obj)
+		a.mu.Unlock()
+	}
+	a.runner.Trigger()
+}
+
+// sync is one round: read the config and HNS, compute, apply, report. Its error only paces
+// retries; everything worth knowing is in the status, events and metrics.
+func (a *agent) sync(ctx context.Context) error {
+	start := a.opts.Clock.Now()
+	wpn := &v1alpha1.WindowsProxyNode{}
+	if err := a.client.Get(ctx, client.ObjectKey{Name: a.opts.NodeName}, wpn); err != nil {
+		if apierrors.IsNotFound(err) {
+			a.unselected(ctx)
+			return nil
+		}
+		return err
+	}
+	if a.notSelected {
+		a.log.Info("WindowsProxyNode appeared, programming HNS again")
+		a.notSelected = false
+	}
+	cfg := wpn.Spec.Proxy
+	a.runner.SetPeriods(time.Duration(cfg.Sync.MinPeriodSeconds)*time.Second, time.Duration(cfg.Sync.PeriodSeconds)*time.Second)
+
+	node := &corev1.Node{}
+	if err := a.client.Get(ctx, client.ObjectKey{Name: a.opts.NodeName}, node); err != nil {
+		return fmt.Errorf("reading this node: %w", err)
+	}
+	var nodeList corev1.NodeList
+	if err := a.client.List(ctx, &nodeList); err != nil {
+		return err
+	}
+	others := make([]*corev1.Node, 0, len(nodeList.Items))
+	for i := range nodeList.Items {
+		if nodeList.Items[i].Name != a.opts.NodeName {
+			others = append(others, &nodeList.Items[i])
+		}
+	}
+
+	report := syncReport{windows: a.opts.WindowsBuild}
+	var syncErr error
+	obs, err := a.applier.Observe(ctx, cfg.Network.Name, a.opts.HostMAC)
+	if err != nil {
+		report.hnsErr, syncErr = err, err
+		a.metrics.Syncs.WithLabelValues("skipped").Inc()
+	} else {
+		a.mu.Lock()
+		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
+		desired := a.engine.Desired()
+		report.effective = desired.Effective
+		report.problems = desired.Problems()
+		// Apply reads desired; the cache must not change under it.
+		report.result, syncErr = a.applier.Apply(ctx, obs, desired)
+		a.mu.Unlock()
+		report.version = obs.Version
+		a.observeResult(report.result, syncErr)
+	}
+	report.finished = a.opts.Clock.Now()
+	report.duration = report.finished.Sub(start)
+	a.metrics.SyncDuration.Observe(report.duration.Seconds())
+
+	if err := a.report(ctx, wpn, report); err != nil {
+		return err
+	}
+	if syncErr == nil && report.result.LBsFailed == 0 {
+		a.ready.Store(true)
+	}
+	return syncErr
+}
+
+func (a *agent) observeResult(r apply.Result, err error) {
+	switch {
+	case err != nil || r.LBsFailed > 0:
+		a.metrics.Syncs.WithLabelValues("failed").Inc()
+	case r.Skipped != "":
+		a.metrics.Syncs.WithLabelValues("skipped").Inc()
+	default:
+		a.metrics.Syncs.WithLabelValues("success").Inc()
+	}
+	a.metrics.LoadBalancers.WithLabelValues("desired").Set(float64(r.LBsDesired))
+	a.metrics.LoadBalancers.WithLabelValues("programmed").Set(float64(r.LBsProgrammed))
+	a.metrics.LoadBalancers.WithLabelValues("failed").Set(float64(r.LBsFailed))
+	a.metrics.RemoteEndpoints.Set(float64(r.RemoteEndpoints))
+	if r.DriftRepairs > 0 {
+		a.metrics.DriftRepairs.WithLabelValues("loadbalancer").Add(float64(r.DriftRepairs))
+	}
+	a.metrics.ForeignReplacement.Add(float64(len(r.ForeignReplaced)))
+}
+
+// unselected handles a missing WindowsProxyNode: the node is no longer selected by any config (or
+// not yet). HNS is left exactly as it is; removing what the agent owns is `winproxy-agent cleanup`.
+func (a *agent) unselected(ctx context.Context) {
+	if a.notSelected {
+		return
+	}
+	a.notSelected = true
+	a.ready.Store(true)
+	a.log.Info("No WindowsProxyNode for this node; leaving HNS as it is (run 'winproxy-agent cleanup' to remove what this agent programmed)")
+	node := &corev1.Node{}
+	if err := a.client.Get(ctx, client.ObjectKey{Name: a.opts.NodeName}, node); err == nil {
+		a.events.Eventf(node, nil, corev1.EventTypeWarning, v1alpha1.ReasonNodeNotSelected, "Sync",
+			"No WindowsProxyConfig selects this node; winproxy-agent stopped changing HNS and left the programmed load balancers in place")
+	}
+}
+
+// report writes the status when it changed and records events for what an admin must know.
+func (a *agent) report(ctx context.Context, wpn *v1alpha1.WindowsProxyNode, r syncReport) error {
+	st := buildStatus(wpn.Status, wpn, r)
+	a.emitEvents(wpn, r)
+	if equality.Semantic.DeepEqual(st, wpn.Status) {
+		return nil
+	}
+	before := wpn.DeepCopy()
+	wpn.Status = st
+	if err := a.client.Status().Patch(ctx, wpn, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("writing the WindowsProxyNode status: %w", err)
+	}
+	return nil
+}
+
+// emitEvents records transitions an admin must know about, once per transition.
+func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
+	if r.hnsErr != nil {
+		return
+	}
+	e, prev := r.effective, a.lastEffect
+	first := !a.reported
+	a.lastEffect, a.reported = e, true
+	if e.DualStackDowngraded.OK && (first || !prev.DualStackDowngraded.OK) {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, v1alpha1.ConditionDualStackDowngraded, "Sync", "Dual-stack was requested but only %v is programmed: %s", e.IPFamilies, e.DualStackDowngraded.Message)
+	}
+	if e.DSR.Requested && !e.DSR.Active && e.DSRActive.Reason == v1alpha1.ReasonDSRUnsupported && (first || prev.DSRActive.Reason != e.DSRActive.Reason) {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, v1alpha1.ReasonDSRUnsupported, "Sync", "DSR was requested but this host cannot do it: %s", e.DSRActive.Message)
+	}
+	if n := r.result.DriftRepairs; n > 0 {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "DriftRepaired", "Sync", "Restored %d HNS objects that were deleted or changed behind the agent's back", n)
+	}
+	for _, id := range r.result.ForeignReplaced {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "ForeignLoadBalancerReplaced", "Sync", "Replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", id)
+	}
+}

@@ -1,0 +1,148 @@
+package daemon
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/version"
+)
+
+// syncReport is what one sync learned, the input of the status.
+type syncReport struct {
+	// hnsErr is set when HNS could not be read at all (not running, or another failure).
+	hnsErr    error
+	version   hns.Version
+	windows   string
+	effective engine.Effective
+	result    apply.Result
+	problems  []engine.Problem
+	finished  time.Time
+	duration  time.Duration
+}
+
+// buildStatus computes the WindowsProxyNode status from a sync report. It keeps condition
+// transition times from prev, and keeps prev's lastSyncTime and duration unless something else in
+// the status changed: a quiet periodic sync then yields an identical status and no API write.
+func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
+	st := v1alpha1.WindowsProxyNodeStatus{
+		ObservedHash: wpn.Spec.Hash,
+		AgentVersion: version.Version,
+		Conditions:   slices.Clone(prev.Conditions),
+	}
+	gen := wpn.Generation
+	set := func(condType string, ok bool, reason, msg string) {
+		status := metav1.ConditionFalse
+		if ok {
+			status = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+			LastTransitionTime: metav1.NewTime(r.finished.Truncate(time.Second)),
+		})
+	}
+
+	if r.hnsErr != nil {
+		// Nothing new is known: keep what was reported, say why nothing is programmed now.
+		st = *prev.DeepCopy()
+		st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
+		reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("HNS could not be read: %v; programmed state is left as it is", r.hnsErr)
+		if hns.IsHNSNotRunning(r.hnsErr) {
+			reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
+		}
+		set(v1alpha1.ConditionProgrammed, false, reason, msg)
+		set(v1alpha1.ConditionDegraded, true, reason, msg)
+		return withSyncTime(prev, st, r)
+	}
+
+	e := r.effective
+	st.Network = e.Network
+	st.SourceVIP = e.SourceVIP
+	st.DSR = e.DSR
+	st.IPFamilies = e.IPFamilies
+	st.HNS = v1alpha1.HNSStatus{Version: fmt.Sprintf("%d.%d", r.version.Major, r.version.Minor), Capabilities: capabilityNames(hns.CapabilitiesFor(r.version)), WindowsBuild: r.windows}
+	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
+	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
+
+	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.OK, e.NetworkReady.Reason, e.NetworkReady.Message)
+	set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK.OK, e.SourceVIPOK.Reason, e.SourceVIPOK.Message)
+	set(v1alpha1.ConditionDSRActive, e.DSRActive.OK, e.DSRActive.Reason, e.DSRActive.Message)
+	set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.OK, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+
+	switch {
+	case !e.Programmable:
+		reason := e.Blocked.Reason
+		if reason == "" {
+			reason = v1alpha1.ReasonWaitingForNetwork
+		}
+		set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
+		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
+	case r.result.LBsFailed > 0 || len(r.result.Failures) > 0:
+		msg := fmt.Sprintf("%d of %d load balancers programmed; %s; failed objects are retried with backoff", r.result.LBsProgrammed, r.result.LBsDesired, failureSummary(r.result.Failures))
+		set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
+		set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
+	default:
+		msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", r.result.LBsProgrammed, r.result.RemoteEndpoints)
+		if len(r.problems) > 0 {
+			msg += fmt.Sprintf("; %d service problems, e.g. %s: %s", len(r.problems), problemSubject(r.problems[0]), r.problems[0].Message)
+		}
+		set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
+		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
+	}
+	return withSyncTime(prev, st, r)
+}
+
+// withSyncTime stamps the sync time and duration only when the rest of the status changed.
+func withSyncTime(prev, st v1alpha1.WindowsProxyNodeStatus, r syncReport) v1alpha1.WindowsProxyNodeStatus {
+	st.LastSyncTime, st.LastSyncDurationMilliseconds = prev.LastSyncTime, prev.LastSyncDurationMilliseconds
+	if st.LastSyncTime != nil && equality.Semantic.DeepEqual(prev, st) {
+		return st
+	}
+	t := metav1.NewTime(r.finished.Truncate(time.Second))
+	st.LastSyncTime, st.LastSyncDurationMilliseconds = &t, r.duration.Milliseconds()
+	return st
+}
+
+func failureSummary(fs []apply.Failure) string {
+	if len(fs) == 0 {
+		return "no error recorded"
+	}
+	s := fmt.Sprintf("%s: %v", fs[0].Object, fs[0].Err)
+	if len(fs) > 1 {
+		s += " (and " + strconv.Itoa(len(fs)-1) + " more)"
+	}
+	return s
+}
+
+func problemSubject(p engine.Problem) string {
+	if p.Service == "" {
+		return "node"
+	}
+	return "service " + p.Service
+}
+
+// capabilityNames lists the HNS capabilities the agent relies on that the version has.
+func capabilityNames(c hns.Capabilities) []string {
+	var out []string
+	for _, n := range []struct {
+		ok   bool
+		name string
+	}{
+		{c.RemoteSubnet, "RemoteSubnet"}, {c.DSR, "DSR"}, {c.IPv6DualStack, "IPv6DualStack"},
+		{c.SessionAffinity, "SessionAffinity"}, {c.ModifyLoadBalancer, "ModifyLoadBalancer"},
+	} {
+		if n.ok {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
