@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+func okStatus(reason string) engine.Status { return engine.Status{OK: true, Reason: reason, Message: reason} }
+
+func programmedReport(at time.Time) syncReport {
+	return syncReport{
+		version: hns.Version{Major: 13, Minor: 3},
+		windows: "20348",
+		effective: engine.Effective{
+			Network:             v1alpha1.NetworkStatus{Name: "Calico", ID: "n1", Type: "Overlay"},
+			NetworkReady:        okStatus(v1alpha1.ReasonNetworkFound),
+			Programmable:        true,
+			SourceVIP:           v1alpha1.SourceVIPStatus{Address: "10.244.2.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
+			SourceVIPOK:         okStatus(v1alpha1.ReasonSourceVIPFound),
+			DSR:                 v1alpha1.DSRStatus{Requested: true, Active: true},
+			DSRActive:           okStatus(v1alpha1.ReasonDSREnabled),
+			IPFamilies:          []v1alpha1.IPFamily{v1alpha1.IPv4},
+			DualStackDowngraded: okStatus(v1alpha1.ReasonOverlayNetwork),
+		},
+		result:   apply.Result{LBsDesired: 9, LBsProgrammed: 9, RemoteEndpoints: 4},
+		finished: at,
+		duration: 12 * time.Millisecond,
+	}
+}
+
+func wpn() *v1alpha1.WindowsProxyNode {
+	w := &v1alpha1.WindowsProxyNode{Spec: v1alpha1.WindowsProxyNodeSpec{ConfigName: "c", Hash: "h1"}}
+	w.Generation = 3
+	return w
+}
+
+func condition(t *testing.T, st v1alpha1.WindowsProxyNodeStatus, typ string) metav1.Condition {
+	t.Helper()
+	c := meta.FindStatusCondition(st.Conditions, typ)
+	if c == nil {
+		t.Fatalf("no %s condition in %+v", typ, st.Conditions)
+	}
+	return *c
+}
+
+func TestBuildStatusProgrammed(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
+	if st.ObservedHash != "h1" || st.HNS.Version != "13.3" || st.LoadBalancers.Programmed != 9 || st.RemoteEndpoints != 4 {
+		t.Errorf("status = %+v", st)
+	}
+	if diff := cmp.Diff([]string{"RemoteSubnet", "DSR", "IPv6DualStack", "SessionAffinity"}, st.HNS.Capabilities); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	for typ, want := range map[string]metav1.ConditionStatus{
+		v1alpha1.ConditionProgrammed: metav1.ConditionTrue, v1alpha1.ConditionDegraded: metav1.ConditionFalse,
+		v1alpha1.ConditionDSRActive: metav1.ConditionTrue, v1alpha1.ConditionDualStackDowngraded: metav1.ConditionTrue,
+		v1alpha1.ConditionNetworkReady: metav1.ConditionTrue, v1alpha1.ConditionSourceVIPReady: metav1.ConditionTrue,
+	} {
+		if c := condition(t, st, typ); c.Status != want || c.ObservedGeneration != 3 {
+			t.Errorf("%s = %s (generation %d), want %s (generation 3)", typ, c.Status, c.ObservedGeneration, want)
+		}
+	}
+	if st.LastSyncTime == nil || !st.LastSyncTime.Time.Equal(t0) || st.LastSyncDurationMilliseconds != 12 {
+		t.Errorf("sync time = %v %dms", st.LastSyncTime, st.LastSyncDurationMilliseconds)
+	}
+}
+
+// A quiet periodic sync must give the identical status, so the agent writes nothing.
+func TestBuildStatusQuietSyncChangesNothing(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	first := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
+	second := buildStatus(first, wpn(), programmedReport(t0.Add(30*time.Second)))
+	if !equality.Semantic.DeepEqual(first, second) {
+		t.Errorf("a quiet sync changed the status:\n%s", cmp.Diff(first, second))
+	}
+	// A real change stamps the new sync time.
+	r := programmedReport(t0.Add(60 * time.Second))
+	r.result.LBsProgrammed, r.result.LBsDesired = 10, 10
+	third := buildStatus(second, wpn(), r)
+	if !third.LastSyncTime.Time.Equal(t0.Add(60 * time.Second)) {
+		t.Errorf("changed status kept the old sync time %v", third.LastSyncTime)
+	}
+	if c := condition(t, third, v1alpha1.ConditionProgrammed); !c.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("Programmed stayed True but its transition time moved to %v", c.LastTransitionTime)
+	}
+}
+
+func TestBuildStatusFailures(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	prev := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
+
+	failed := programmedReport(t0.Add(time.Minute))
+	failed.result.LBsProgrammed, failed.result.LBsFailed = 8, 1
+	failed.result.Failures = []apply.Failure{{Object: "IPv4/clusterip 10.0.0.100:80/TCP", Err: errors.New("boom")}}
+	st := buildStatus(prev, wpn(), failed)
+	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonSyncFailed {
+		t.Errorf("Programmed = %+v, want False/SyncFailed", c)
+	}
+	if c := condition(t, st, v1alpha1.ConditionDegraded); c.Status != metav1.ConditionTrue {
+		t.Errorf("Degraded = %+v, want True", c)
+	}
+
+	down := programmedReport(t0.Add(2 * time.Minute))
+	down.hnsErr = hns.NewError("GetNetworkByName", "Calico", hns.CodeHNSNotRunning, nil)
+	st = buildStatus(prev, wpn(), down)
+	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Reason != v1alpha1.ReasonHNSNotRunning {
+		t.Errorf("Programmed = %+v, want reason HNSNotRunning", c)
+	}
+	if st.LoadBalancers != prev.LoadBalancers || st.SourceVIP != prev.SourceVIP {
+		t.Errorf("HNS down lost what was known: %+v", st)
+	}
+
+	blocked := programmedReport(t0.Add(3 * time.Minute))
+	blocked.effective.Programmable = false
+	blocked.effective.Blocked = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing, Message: "HNS endpoint Calico_ep not found"}
+	st = buildStatus(prev, wpn(), blocked)
+	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Reason != v1alpha1.ReasonSourceVIPEndpointMissing {
+		t.Errorf("Programmed = %+v, want reason SourceVIPEndpointMissing", c)
+	}
+}
