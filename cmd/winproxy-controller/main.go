@@ -1,0 +1,89 @@
+// Command winproxy-controller runs the cluster side of winproxy: it resolves every
+// WindowsProxyConfig per selected Windows node into a WindowsProxyNode, paces rollouts and reports
+// the nodes' state in the config's status.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers"
+)
+
+// leaderElectionID names the Lease replicas compete for; it must not change between releases.
+const leaderElectionID = "winproxy-controller.winproxy.io"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var metricsAddr, probeAddr string
+	var leaderElect bool
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the /metrics endpoint binds to; \"0\" disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse() // also parses --kubeconfig, registered by controller-runtime's config package
+	log := zap.New(zap.UseFlagOptions(&opts))
+	ctrl.SetLogger(log)
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := winproxyv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  controllers.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       leaderElectionID,
+		// The process exits as soon as the manager stops, so the next leader may start at once.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	r := controllers.NewWindowsProxyConfigReconciler(mgr.GetClient(), mgr.GetEventRecorder("winproxy-controller"))
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the WindowsProxyConfig controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready once the caches are synced: before that, a new leader would decide on partial data.
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	log.Info("Starting winproxy-controller", "leaderElection", leaderElect, "metrics", metricsAddr, "probes", probeAddr)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// Gauges exported on the manager's /metrics, beside controller-runtime's reconcile counts and
+// durations (controller_runtime_reconcile_total{controller="windowsproxyconfig"}, ...). Labels
+// are bounded by the number of configs.
+var (
+	configNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "winproxy_config_nodes",
+		Help: "Nodes of a WindowsProxyConfig by state: selected, updated (carry the current config), programmed (report Programmed for it), degraded, dual_stack_downgraded.",
+	}, []string{"config", "state"})
+	rolloutInProgress = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "winproxy_rollout_in_progress",
+		Help: "1 while a WindowsProxyConfig's rollout is under way (Progressing=True), else 0.",
+	}, []string{"config"})
+	rolloutStalled = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "winproxy_rollout_stalled",
+		Help: "1 while a WindowsProxyConfig's rollout is stalled by a failing node (Progressing=False, reason RolloutStalled), else 0.",
+	}, []string{"config"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(configNodes, rolloutInProgress, rolloutStalled)
+}
+
+// recordMetrics publishes a config's status.
+func recordMetrics(name string, st *winproxyv1alpha1.WindowsProxyConfigStatus) {
+	for state, v := range map[string]int32{
+		"selected":              st.Nodes.Selected,
+		"updated":               st.Nodes.Updated,
+		"programmed":            st.Nodes.Programmed,
+		"degraded":              st.Nodes.Degraded,
+		"dual_stack_downgraded": st.Nodes.DualStackDowngraded,
+	} {
+		configNodes.WithLabelValues(name, state).Set(float64(v))
+	}
+	var progressing, stalled float64
+	for _, c := range st.Conditions {
+		if c.Type != winproxyv1alpha1.ConditionProgressing {
+			continue
+		}
+		if c.Status == "True" {
+			progressing = 1
+		}
+		if c.Reason == winproxyv1alpha1.ReasonRolloutStalled {
+			stalled = 1
+		}
+	}
+	rolloutInProgress.WithLabelValues(name).Set(progressing)
+	rolloutStalled.WithLabelValues(name).Set(stalled)
+}
+
+// forgetMetrics removes a deleted config's series.
+func forgetMetrics(name string) {
+	configNodes.DeletePartialMatch(prometheus.Labels{"config": name})
+	rolloutInProgress.DeleteLabelValues(name)
+	rolloutStalled.DeleteLabelValues(name)
+}

@@ -1,0 +1,424 @@
+// Package controllers holds the cluster-side reconciler of winproxy: it resolves each
+// WindowsProxyConfig per selected Windows node into a WindowsProxyNode, rolls new configs out at a
+// bounded pace and aggregates what the nodes' agents report into the config's status.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/resolve"
+	"github.com/winproxy/winproxy/controllers/rollout"
+)
+
+const (
+	// UpdatedAtAnnotation on a WindowsProxyNode records when its spec.hash last changed: the start
+	// of its progress deadline. It lives on the object so that a restarted controller measures
+	// the same deadline.
+	UpdatedAtAnnotation = "winproxy.io/updated-at"
+
+	// configNameField indexes WindowsProxyNodes by spec.configName in the cache.
+	configNameField = "spec.configName"
+
+	controllerName = "windowsproxyconfig"
+)
+
+// Event reasons (events.k8s.io, regarding the WindowsProxyConfig).
+const (
+	eventRolloutStarted   = "RolloutStarted"
+	eventRolloutCompleted = "RolloutCompleted"
+	eventRolloutStalled   = "RolloutStalled"
+	eventConflict         = "Conflict"
+)
+
+// WindowsProxyConfigReconciler reconciles WindowsProxyConfigs into WindowsProxyNodes.
+type WindowsProxyConfigReconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+}
+
+var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
+
+// Option configures a WindowsProxyConfigReconciler.
+type Option func(*WindowsProxyConfigReconciler)
+
+// WithClock replaces the wall clock, for tests of progress deadlines.
+func WithClock(c clock.PassiveClock) Option {
+	return func(r *WindowsProxyConfigReconciler) { r.clock = c }
+}
+
+// NewWindowsProxyConfigReconciler returns a reconciler that reads through c (a cached client:
+// every reconcile lists all configs, nodes and WindowsProxyNodes) and reports through recorder.
+func NewWindowsProxyConfigReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *WindowsProxyConfigReconciler {
+	r := &WindowsProxyConfigReconciler{client: c, recorder: recorder, clock: clock.RealClock{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// SetupWithManager registers the reconciler. Every config is enqueued on a change of any config
+// or relevant Node change, because node ownership depends on all configs at once (the oldest
+// selecting config wins); this stays cheap because each reconcile only reads the cache and
+// writes what changed.
+func (r *WindowsProxyConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &winproxyv1alpha1.WindowsProxyNode{}, configNameField, func(o client.Object) []string {
+		return []string{o.(*winproxyv1alpha1.WindowsProxyNode).Spec.ConfigName}
+	}); err != nil {
+		return fmt.Errorf("indexing WindowsProxyNodes by config: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&winproxyv1alpha1.WindowsProxyConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&winproxyv1alpha1.WindowsProxyNode{}).
+		Watches(&winproxyv1alpha1.WindowsProxyConfig{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs), builder.WithPredicates(nodeChanged)).
+		Named(controllerName).
+		Complete(r)
+}
+
+func (r *WindowsProxyConfigReconciler) allConfigs(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list winproxyv1alpha1.WindowsProxyConfigList
+	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing WindowsProxyConfigs to enqueue failed")
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return out
+}
+
+// scope is what one reconcile read and decided.
+type scope struct {
+	config *winproxyv1alpha1.WindowsProxyConfig
+	before *winproxyv1alpha1.WindowsProxyConfig
+
+	// selected is true once the nodes were read: from then on the status can be computed.
+	selected    bool
+	selectorErr error
+	owned       []*corev1.Node
+	conflicts   []conflict
+	// wpns are this config's WindowsProxyNodes and those named after its nodes, by name; they
+	// are cache objects and must not be mutated.
+	wpns     map[string]*winproxyv1alpha1.WindowsProxyNode
+	resolved map[string]resolution
+	plan     rollout.Plan
+}
+
+type resolution struct {
+	proxy winproxyv1alpha1.ResolvedProxyConfig
+	hash  string
+	err   *resolve.Error
+}
+
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings a config's WindowsProxyNodes one rollout step closer to the config and
+// writes its status once, at the end, only if it changed.
+func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	cfg := &winproxyv1alpha1.WindowsProxyConfig{}
+	if err := r.client.Get(ctx, req.NamespacedName, cfg); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.reconcileDelete(ctx, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+	s := &scope{config: cfg, before: cfg.DeepCopy()}
+	defer func() {
+		if err := r.patchStatus(ctx, s, reterr == nil); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	if err := r.reconcileSelection(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.resolveNodes(s)
+	if err := r.reconcileNodes(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: s.plan.RequeueAfter}, nil
+}
+
+// reconcileSelection reads the nodes this config owns and those an older config took.
+func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s *scope) error {
+	var configs winproxyv1alpha1.WindowsProxyConfigList
+	if err := r.client.List(ctx, &configs, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing WindowsProxyConfigs: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := r.client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing Nodes: %w", err)
+	}
+	var wpns winproxyv1alpha1.WindowsProxyNodeList
+	if err := r.client.List(ctx, &wpns, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing WindowsProxyNodes: %w", err)
+	}
+	sel, err := selector(s.config)
+	if err != nil {
+		s.selectorErr = err
+	} else {
+		s.owned, s.conflicts = partition(s.config.Name, sel, nodes.Items, claimants(configs.Items))
+	}
+	owned := make(map[string]bool, len(s.owned))
+	for _, n := range s.owned {
+		owned[n.Name] = true
+	}
+	s.wpns = make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(s.owned))
+	for i := range wpns.Items {
+		if w := &wpns.Items[i]; w.Spec.ConfigName == s.config.Name || owned[w.Name] {
+			s.wpns[w.Name] = w
+		}
+	}
+	s.selected = true
+	return nil
+}
+
+// resolveNodes computes each owned node's config.
+func (r *WindowsProxyConfigReconciler) resolveNodes(s *scope) {
+	s.resolved = make(map[string]resolution, len(s.owned))
+	for _, n := range s.owned {
+		proxy, err := resolve.Resolve(&s.config.Spec, n)
+		if err != nil {
+			var rerr *resolve.Error
+			if !errors.As(err, &rerr) {
+				rerr = &resolve.Error{Reason: winproxyv1alpha1.ReasonNodesUnresolvable, Message: err.Error()}
+			}
+			s.resolved[n.Name] = resolution{err: rerr}
+			continue
+		}
+		s.resolved[n.Name] = resolution{proxy: proxy, hash: resolve.Hash(&proxy)}
+	}
+}
+
+// reconcileNodes takes one rollout step and deletes the WindowsProxyNodes of nodes this config no
+// longer owns. An invalid selector changes nothing: bad input never removes a working config.
+func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *scope) error {
+	if s.selectorErr != nil {
+		return nil
+	}
+	now := r.clock.Now()
+	nodes := make([]rollout.Node, 0, len(s.owned))
+	for _, n := range s.owned {
+		rn := rollout.Node{Name: n.Name, Desired: s.resolved[n.Name].hash}
+		if w := s.wpns[n.Name]; w != nil && w.Spec.ConfigName == s.config.Name {
+			rn.Current = w.Spec.Hash
+			rn.Programmed, rn.Degraded = agentReport(w)
+			rn.UpdatedAt = updatedAt(w)
+		}
+		nodes = append(nodes, rn)
+	}
+	ro := s.config.Spec.Rollout
+	s.plan = rollout.Compute(nodes, rollout.Options{
+		MaxUnavailable:   rollout.MaxUnavailable(ro.MaxUnavailable, len(s.owned)),
+		Paused:           ro.Paused,
+		ProgressDeadline: time.Duration(ro.ProgressDeadlineSeconds) * time.Second,
+		Now:              now,
+	})
+
+	var errs []error
+	for _, name := range slices.Concat(s.plan.Create, s.plan.Update) {
+		w, err := r.writeNode(ctx, s.config, s.wpns[name], name, s.resolved[name], now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.wpns[name] = w
+	}
+	owned := make(map[string]bool, len(s.owned))
+	for _, n := range s.owned {
+		owned[n.Name] = true
+	}
+	for name, w := range s.wpns {
+		if owned[name] || w.Spec.ConfigName != s.config.Name {
+			continue
+		}
+		if err := r.deleteNode(ctx, w); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(s.wpns, name)
+	}
+	return errors.Join(errs...)
+}
+
+// writeNode gives node name its resolved config, creating its WindowsProxyNode or taking it over
+// from the config that owned the node before.
+func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winproxyv1alpha1.WindowsProxyConfig, existing *winproxyv1alpha1.WindowsProxyNode, name string, res resolution, now time.Time) (*winproxyv1alpha1.WindowsProxyNode, error) {
+	w := &winproxyv1alpha1.WindowsProxyNode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if existing != nil {
+		w = existing.DeepCopy()
+	}
+	before := w.DeepCopy()
+	w.Spec = winproxyv1alpha1.WindowsProxyNodeSpec{ConfigName: cfg.Name, Hash: res.hash, Proxy: res.proxy}
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, UpdatedAtAnnotation, now.UTC().Format(time.RFC3339))
+	w.OwnerReferences = slices.DeleteFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
+		return o.Controller != nil && *o.Controller
+	})
+	if err := controllerutil.SetControllerReference(cfg, w, r.client.Scheme()); err != nil {
+		return nil, err
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("WindowsProxyNode", klog.KObj(w), "hash", res.hash)
+	if existing == nil {
+		log.V(2).Info("Creating WindowsProxyNode")
+		if err := r.client.Create(ctx, w); err != nil {
+			return nil, fmt.Errorf("creating WindowsProxyNode %s: %w", name, err)
+		}
+		return w, nil
+	}
+	log.V(2).Info("Updating WindowsProxyNode", "previousHash", existing.Spec.Hash, "previousConfig", existing.Spec.ConfigName)
+	if err := r.client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
+		return nil, fmt.Errorf("updating WindowsProxyNode %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// deleteNode deletes w only if nobody changed it since it was read, so that a node another config
+// just took over is never deleted by its previous config.
+func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNode) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Deleting WindowsProxyNode of a node no longer selected", "WindowsProxyNode", klog.KObj(w))
+	uid, rv := w.UID, w.ResourceVersion
+	err := r.client.Delete(ctx, w, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting WindowsProxyNode %s: %w", w.Name, err)
+	}
+	return nil
+}
+
+// reconcileDelete removes a deleted config's WindowsProxyNodes. The garbage collector would do it
+// through the owner references too; doing it here also covers clusters (and envtest) without one,
+// and frees the nodes for the next config at once.
+func (r *WindowsProxyConfigReconciler) reconcileDelete(ctx context.Context, name string) error {
+	forgetMetrics(name)
+	var wpns winproxyv1alpha1.WindowsProxyNodeList
+	if err := r.client.List(ctx, &wpns, client.MatchingFields{configNameField: name}); err != nil {
+		return fmt.Errorf("listing WindowsProxyNodes of deleted config %s: %w", name, err)
+	}
+	var errs []error
+	for i := range wpns.Items {
+		errs = append(errs, r.deleteNode(ctx, &wpns.Items[i]))
+	}
+	return errors.Join(errs...)
+}
+
+// agentReport says whether the agent programmed w's current hash, or reports it Degraded. The
+// hash, not the generation, ties a report to a config: it is what the agent acted on.
+func agentReport(w *winproxyv1alpha1.WindowsProxyNode) (programmed, degraded bool) {
+	if w.Status.ObservedHash != w.Spec.Hash {
+		return false, false
+	}
+	return meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionProgrammed),
+		meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded)
+}
+
+// updatedAt is when w's hash last changed, or its creation time if the annotation is missing.
+func updatedAt(w *winproxyv1alpha1.WindowsProxyNode) time.Time {
+	if t, err := time.Parse(time.RFC3339, w.Annotations[UpdatedAtAnnotation]); err == nil {
+		return t
+	}
+	return w.CreationTimestamp.Time
+}
+
+// patchStatus computes the status from the scope and writes it in one patch if it changed;
+// observedGeneration advances only when the reconcile succeeded.
+func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) error {
+	if !s.selected {
+		return nil
+	}
+	cfg := s.config
+	in := &statusInputs{
+		generation:  cfg.Generation,
+		selectorErr: s.selectorErr,
+		conflicts:   s.conflicts,
+		plan:        s.plan,
+		rollout:     cfg.Spec.Rollout,
+		maxUnavail:  rollout.MaxUnavailable(cfg.Spec.Rollout.MaxUnavailable, len(s.owned)),
+	}
+	for _, n := range s.owned {
+		in.nodes = append(in.nodes, r.view(s, n.Name))
+	}
+	cfg.Status = computeStatus(&s.before.Status, in, r.clock.Now())
+	if succeeded {
+		cfg.Status.ObservedGeneration = cfg.Generation
+	}
+	recordMetrics(cfg.Name, &cfg.Status)
+	if equality.Semantic.DeepEqual(s.before.Status, cfg.Status) {
+		return nil
+	}
+	r.emitEvents(s.before, cfg)
+	ctrl.LoggerFrom(ctx).V(1).Info("Updating WindowsProxyConfig status", "selected", cfg.Status.Nodes.Selected, "updated", cfg.Status.Nodes.Updated, "programmed", cfg.Status.Nodes.Programmed)
+	if err := r.client.Status().Patch(ctx, cfg, client.MergeFrom(s.before)); err != nil {
+		return fmt.Errorf("updating status of WindowsProxyConfig %s: %w", cfg.Name, err)
+	}
+	return nil
+}
+
+func (r *WindowsProxyConfigReconciler) view(s *scope, name string) nodeView {
+	v := nodeView{name: name, desired: s.resolved[name].hash, err: s.resolved[name].err}
+	w := s.wpns[name]
+	if w == nil || w.Spec.ConfigName != s.config.Name {
+		return v
+	}
+	v.current = w.Spec.Hash
+	v.programmed, _ = agentReport(w)
+	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		v.degraded, v.degradedReason, v.degradedMessage = true, c.Reason, c.Message
+	}
+	v.downgraded = meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDualStackDowngraded)
+	return v
+}
+
+// emitEvents reports rollout and conflict transitions between two statuses.
+func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha1.WindowsProxyConfig) {
+	if r.recorder == nil {
+		return
+	}
+	prev := meta.FindStatusCondition(before.Status.Conditions, winproxyv1alpha1.ConditionProgressing)
+	cur := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionProgressing)
+	prevReason := ""
+	if prev != nil {
+		prevReason = prev.Reason
+	}
+	if cur != nil && cur.Reason != prevReason {
+		switch cur.Reason {
+		case winproxyv1alpha1.ReasonRollingOut:
+			r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutStarted, "Rollout", "%s", cur.Message)
+		case winproxyv1alpha1.ReasonRolloutComplete:
+			if prevReason == winproxyv1alpha1.ReasonRollingOut {
+				r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutCompleted, "Rollout", "%s", cur.Message)
+			}
+		case winproxyv1alpha1.ReasonRolloutStalled:
+			r.recorder.Eventf(after, nil, corev1.EventTypeWarning, eventRolloutStalled, "Rollout", "%s", cur.Message)
+		}
+	}
+	if !meta.IsStatusConditionTrue(before.Status.Conditions, winproxyv1alpha1.ConditionConflicted) &&
+		meta.IsStatusConditionTrue(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted) {
+		c := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted)
+		r.recorder.Eventf(after, nil, corev1.EventTypeWarning, eventConflict, "Select", "%s", c.Message)
+	}
+}
