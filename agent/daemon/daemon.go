@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +49,9 @@ type Options struct {
 	HNS hns.Client
 	// Ledger records which HNS objects this agent created.
 	Ledger *hns.Ledger
-	// HostMAC is the MAC of the interface holding the node IP (overlay endpoints need it).
-	HostMAC string
+	// HostMAC returns the MAC of the host interface holding the node IP; overlay source-VIP and
+	// service-VIP endpoints carry it. Empty when unknown.
+	HostMAC func(nodeIP netip.Addr) string
 	// WindowsBuild is reported in status, e.g. "20348".
 	WindowsBuild string
 	// MetricsAddr and HealthAddr are the bind addresses of /metrics and /healthz, /readyz; "0"
@@ -230,7 +233,7 @@ func (a *agent) sync(ctx context.Context) error {
 
 	report := syncReport{windows: a.opts.WindowsBuild}
 	var syncErr error
-	obs, err := a.applier.Observe(ctx, cfg.Network.Name, a.opts.HostMAC)
+	obs, err := a.applier.Observe(ctx, cfg.Network.Name, a.hostMAC(cfg, node))
 	if err != nil {
 		report.hnsErr, syncErr = err, err
 		a.metrics.Syncs.WithLabelValues("skipped").Inc()
@@ -329,4 +332,24 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 	for _, id := range r.result.ForeignReplaced {
 		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "ForeignLoadBalancerReplaced", "Sync", "Replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", id)
 	}
+}
+
+// hostMAC resolves the host MAC for the node's primary IP: the resolved config's first node IP, or
+// the Node's first InternalIP.
+func (a *agent) hostMAC(cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node) string {
+	if a.opts.HostMAC == nil {
+		return ""
+	}
+	candidates := slices.Clone(cfg.NodeIPs)
+	for _, addr := range node.Status.Addresses {
+		if addr.Type == corev1.NodeInternalIP {
+			candidates = append(candidates, addr.Address)
+		}
+	}
+	for _, c := range candidates {
+		if ip, err := netip.ParseAddr(c); err == nil {
+			return a.opts.HostMAC(ip)
+		}
+	}
+	return ""
 }

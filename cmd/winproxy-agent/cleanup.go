@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+func newCleanupCommand() *cobra.Command {
+	var hf hnsFlags
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Delete every HNS load balancer and remote endpoint this agent created, and nothing else",
+		Long: `cleanup is the explicit way to remove what winproxy programmed on this host, for example after the
+node stopped being selected by any WindowsProxyConfig (the agent itself never removes programmed
+state on its own). Objects created by anyone else, pods' endpoints included, are never touched.
+Stop the agent first.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := context.Background()
+			h, err := hf.open()
+			if err != nil {
+				return err
+			}
+			defer h.close()
+			path, err := hf.ledgerPath()
+			if err != nil {
+				return err
+			}
+			ledger, err := hns.OpenLedger(path)
+			if err != nil {
+				return err
+			}
+			defer ledger.Close()
+			owned := hns.NewOwned(h.client, ledger)
+			var lbs, eps int
+			// Load balancers first: they reference the endpoints.
+			for _, id := range ledger.IDs(hns.KindLoadBalancer) {
+				if err := owned.DeleteLoadBalancer(ctx, id); err != nil && !hns.IsNotFound(err) {
+					return fmt.Errorf("deleting load balancer %s: %w", id, err)
+				}
+				lbs++
+			}
+			for _, id := range ledger.IDs(hns.KindEndpoint) {
+				if err := owned.DeleteEndpoint(ctx, id); err != nil && !hns.IsNotFound(err) {
+					return fmt.Errorf("deleting endpoint %s: %w", id, err)
+				}
+				eps++
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Deleted %d load balancers and %d endpoints created by winproxy-agent\n", lbs, eps)
+			return nil
+		},
+	}
+	hf.register(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+)
+
+// hnsFlags select the HNS the agent talks to: the host's (Windows) or a simulated host persisted
+// to a file (Linux, tests, the demo).
+type hnsFlags struct {
+	kind     string
+	simState string
+	profile  string
+	stateDir string
+}
+
+func (f *hnsFlags) register(fs *pflag.FlagSet) {
+	def := "sim"
+	if runtime.GOOS == "windows" {
+		def = "windows"
+	}
+	fs.StringVar(&f.kind, "hns", def, "HNS to program: windows (the host's HNS) or sim (a simulated host)")
+	fs.StringVar(&f.simState, "hns-sim-state", "", "with --hns=sim: file holding the simulated host, shared by every process that opens it")
+	fs.StringVar(&f.profile, "hns-sim-profile", "ws2022", "with --hns=sim: Windows Server profile of a new simulated host (ws2019, ws2022, ws2025)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
+}
+
+// host is an opened HNS with what the agent needs to know about the machine.
+type host struct {
+	client       hns.Client
+	windowsBuild string
+	// hostMAC returns the MAC of the interface holding ip.
+	hostMAC func(ip netip.Addr) string
+	close   func() error
+}
+
+func (f *hnsFlags) open() (*host, error) {
+	switch f.kind {
+	case "sim":
+		if f.simState == "" {
+			return nil, errors.New("--hns=sim needs --hns-sim-state FILE")
+		}
+		profile, err := sim.ProfileByName(f.profile)
+		if err != nil {
+			return nil, err
+		}
+		s, err := sim.New(sim.WithStateFile(f.simState), sim.WithProfile(profile))
+		if err != nil {
+			return nil, fmt.Errorf("opening the simulated host %s: %w", f.simState, err)
+		}
+		p, err := s.Profile()
+		if err != nil {
+			return nil, err
+		}
+		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: simulatedHostMAC, close: s.Close}, nil
+	case "windows":
+		c, build, err := openWindowsHNS()
+		if err != nil {
+			return nil, err
+		}
+		return &host{client: c, windowsBuild: build, hostMAC: interfaceMAC, close: func() error { return nil }}, nil
+	}
+	return nil, fmt.Errorf("--hns must be windows or sim, not %q", f.kind)
+}
+
+// ledgerPath is where the agent records the HNS objects it created.
+func (f *hnsFlags) ledgerPath() (string, error) {
+	dir := f.stateDir
+	switch {
+	case dir != "":
+	case f.kind == "sim" && f.simState != "":
+		return f.simState + ".owned", nil
+	case os.Getenv("ProgramData") != "":
+		dir = filepath.Join(os.Getenv("ProgramData"), "winproxy")
+	default:
+		return "", errors.New("--state-dir is required")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "owned.ledger"), nil
+}
+
+// simulatedHostMAC gives a simulated host a stable Hyper-V style MAC derived from its node IP.
+func simulatedHostMAC(ip netip.Addr) string {
+	b := ip.As16()
+	return fmt.Sprintf("00-15-5d-%02x-%02x-%02x", b[13], b[14], b[15])
+}
+
+// interfaceMAC finds the MAC of the host interface that holds ip, as kube-proxy does for the
+// overlay source-VIP endpoint.
+func interfaceMAC(ip netip.Addr) string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	for _, iface := range ifaces {
+		addrs, err := iface.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if prefix, err := netip.ParsePrefix(a.String()); err == nil && prefix.Addr() == ip {
+				return strings.ReplaceAll(iface.HardwareAddr.String(), ":", "-")
+			}
+		}
+	}
+	return ""
+}
