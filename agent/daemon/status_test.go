@@ -16,7 +16,9 @@ import (
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
-func okStatus(reason string) engine.Status { return engine.Status{OK: true, Reason: reason, Message: reason} }
+func okStatus(reason string) engine.Status {
+	return engine.Status{OK: true, Reason: reason, Message: reason}
+}
 
 func programmedReport(at time.Time) syncReport {
 	return syncReport{
