@@ -1,0 +1,136 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func testConfig(name string, age time.Duration, sel map[string]string) winproxyv1alpha1.WindowsProxyConfig {
+	c := winproxyv1alpha1.WindowsProxyConfig{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age))}}
+	if sel != nil {
+		c.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: sel}
+	}
+	return c
+}
+
+func testNode(name string, lbls map[string]string) corev1.Node {
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}}
+}
+
+func TestPartition(t *testing.T) {
+	win := func(extra ...string) map[string]string {
+		l := map[string]string{winproxyv1alpha1.OSLabel: "windows"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			l[extra[i]] = extra[i+1]
+		}
+		return l
+	}
+	nodes := []corev1.Node{
+		testNode("linux-pool", map[string]string{winproxyv1alpha1.OSLabel: "linux", "pool": "a"}),
+		testNode("unlabelled", map[string]string{"pool": "a"}),
+		testNode("win-b", win("pool", "b")),
+		testNode("win-a2", win("pool", "a")),
+		testNode("win-a1", win("pool", "a")),
+	}
+	type result struct {
+		Owned     []string
+		Conflicts []conflict
+	}
+	tests := []struct {
+		name    string
+		configs []winproxyv1alpha1.WindowsProxyConfig
+		self    string
+		want    result
+	}{
+		{
+			name:    "no selector selects every Windows node, never a Linux one",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)},
+			self:    "all",
+			want:    result{Owned: []string{"win-a1", "win-a2", "win-b"}},
+		},
+		{
+			name:    "a selector matching Linux nodes still selects only Windows ones",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{testConfig("pool-a", time.Hour, map[string]string{"pool": "a"})},
+			self:    "pool-a",
+			want:    result{Owned: []string{"win-a1", "win-a2"}},
+		},
+		{
+			name: "the older config wins a shared node",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				testConfig("young", time.Minute, nil),
+				testConfig("old", time.Hour, map[string]string{"pool": "a"}),
+			},
+			self: "young",
+			want: result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "old"}, {node: "win-a2", owner: "old"}}},
+		},
+		{
+			name: "the older config is unaffected by the younger",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				testConfig("young", time.Minute, nil),
+				testConfig("old", time.Hour, map[string]string{"pool": "a"}),
+			},
+			self: "old",
+			want: result{Owned: []string{"win-a1", "win-a2"}},
+		},
+		{
+			name: "same age: the name decides",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				testConfig("beta", time.Hour, nil),
+				testConfig("alpha", time.Hour, nil),
+			},
+			self: "beta",
+			want: result{Conflicts: []conflict{{node: "win-a1", owner: "alpha"}, {node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
+		},
+		{
+			name: "a config with an invalid selector claims nothing",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				func() winproxyv1alpha1.WindowsProxyConfig {
+					c := testConfig("broken", 2*time.Hour, nil)
+					c.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "pool", Operator: "Bogus"}}}
+					return c
+				}(),
+				testConfig("ok", time.Hour, nil),
+			},
+			self: "ok",
+			want: result{Owned: []string{"win-a1", "win-a2", "win-b"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var self *winproxyv1alpha1.WindowsProxyConfig
+			for i := range tt.configs {
+				if tt.configs[i].Name == tt.self {
+					self = &tt.configs[i]
+				}
+			}
+			sel, err := selector(self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			owned, conflicts := partition(tt.self, sel, nodes, claimants(tt.configs))
+			got := result{Conflicts: conflicts}
+			for _, n := range owned {
+				got.Owned = append(got.Owned, n.Name)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(conflict{})); diff != "" {
+				t.Errorf("partition() (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOwnerIgnoresLinux(t *testing.T) {
+	n := testNode("l", map[string]string{winproxyv1alpha1.OSLabel: "linux"})
+	if o := owner(&n, []claimant{{name: "all", selector: labels.Everything()}}); o != "" {
+		t.Errorf("owner() = %q, want none for a Linux node", o)
+	}
+}
