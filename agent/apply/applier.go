@@ -1,0 +1,178 @@
+// Package apply programs HNS to match an engine.Desired with as few calls as
+// it can: identical load balancers are left alone, changed ones are modified
+// in place where HNS supports it, remote endpoints are created before the
+// load balancers that need them and deleted after the last one stopped
+// using them. It only ever deletes objects it created (recorded in an
+// hns.Ledger), with the single exception winkernel also makes (reference
+// §7.4): a foreign load balancer holding exactly the frontend it must create.
+//
+// Drift is repaired: every sync lists the host's load balancers and the
+// network's endpoints (reads), so an object deleted behind the agent's back
+// is recreated. Failed objects are retried on later syncs with exponential
+// backoff instead of waiting for the service to change.
+package apply
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Applier holds the bookkeeping of what it programmed. It is not safe for
+// concurrent use; one sync runs at a time.
+type Applier struct {
+	raw   hns.Client
+	owned *hns.Owned
+	clock clock.PassiveClock
+	base  time.Duration
+	max   time.Duration
+
+	version   *hns.Version
+	networkID string
+	// noModify is set after HNS answered E_NOTIMPL to a modify: from then on
+	// changed LBs are deleted and recreated (for the process lifetime).
+	noModify bool
+	lbIDs    map[engine.LBKey]string
+	epIDs    map[netip.Addr]string
+	retries  map[string]*retry
+}
+
+type retry struct {
+	attempts int
+	next     time.Time
+	err      error
+}
+
+// Option configures New.
+type Option func(*Applier)
+
+// WithClock sets the clock used for retry backoff.
+func WithClock(c clock.PassiveClock) Option { return func(a *Applier) { a.clock = c } }
+
+// WithBackoff sets the first retry delay and its cap (default 1s, 5m).
+func WithBackoff(base, max time.Duration) Option {
+	return func(a *Applier) { a.base, a.max = base, max }
+}
+
+// New returns an Applier programming c. The ledger records what it creates;
+// reopening the same ledger file after a restart is how the new process
+// recognises its objects.
+func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
+	a := &Applier{
+		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},
+		base: time.Second, max: 5 * time.Minute,
+		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[string]*retry{},
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Observation is what one sync read from HNS.
+type Observation struct {
+	View          engine.HNSView
+	Version       hns.Version
+	LoadBalancers []hns.LoadBalancer
+}
+
+// Observe reads the network, its endpoints, the host's load balancers and
+// (once) the HNS version: three or four reads, no writes. A missing network
+// is not an error (View.Found is false); HNS not running is.
+func (a *Applier) Observe(ctx context.Context, networkName, hostMAC string) (*Observation, error) {
+	if a.version == nil {
+		v, err := a.raw.Version(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.version = &v
+	}
+	o := &Observation{Version: *a.version}
+	o.View.Capabilities = hns.CapabilitiesFor(*a.version)
+	o.View.HostMAC = hostMAC
+	n, err := a.raw.GetNetworkByName(ctx, networkName)
+	switch {
+	case hns.IsNotFound(err):
+		return o, nil
+	case err != nil:
+		return nil, err
+	}
+	o.View.Found, o.View.Network = true, n
+	if o.View.Endpoints, err = a.raw.ListEndpoints(ctx, n.ID); err != nil {
+		return nil, err
+	}
+	if o.LoadBalancers, err = a.raw.ListLoadBalancers(ctx); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Sync observes HNS, lets compute turn the view into a Desired (e.g. an
+// engine.Cache after SetNode) and applies it. HNS not running skips the
+// sync without touching anything.
+func (a *Applier) Sync(ctx context.Context, networkName, hostMAC string, compute func(engine.HNSView) *engine.Desired) (Result, error) {
+	o, err := a.Observe(ctx, networkName, hostMAC)
+	if err != nil {
+		r := Result{Writes: map[Write]int{}}
+		if hns.IsHNSNotRunning(err) {
+			r.Skipped = SkippedHNSNotRunning
+		}
+		return r, err
+	}
+	return a.Apply(ctx, o, compute(o.View))
+}
+
+func (a *Applier) backoff(key string, err error) {
+	r := a.retries[key]
+	if r == nil {
+		r = &retry{}
+		a.retries[key] = r
+	}
+	r.attempts++
+	d := a.base << min(r.attempts-1, 30)
+	if d > a.max || d <= 0 {
+		d = a.max
+	}
+	r.next = a.clock.Now().Add(d)
+	r.err = err
+}
+
+// waiting reports whether key failed recently and its retry is not due.
+func (a *Applier) waiting(key string) (error, bool) {
+	r := a.retries[key]
+	if r == nil || !a.clock.Now().Before(r.next) {
+		return nil, false
+	}
+	return r.err, true
+}
+
+func lbRetryKey(k engine.LBKey) string { return "lb " + k.String() }
+func epRetryKey(ip netip.Addr) string  { return "ep " + ip.String() }
+
+// isFatal reports errors that end the sync: HNS went away or the caller
+// gave up. Nothing more can be learnt by trying the other objects.
+func isFatal(err error) bool {
+	return hns.IsHNSNotRunning(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// sameIDs compares backend ID lists as sets, case-insensitively (HNS GUIDs
+// come in both cases).
+func sameIDs(a, b []string) bool {
+	norm := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = strings.ToUpper(id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(norm(a), norm(b))
+}
