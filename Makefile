@@ -114,10 +114,10 @@ AGENT_IMG ?= ghcr.io/winproxy/winproxy-agent:$(VERSION)
 
 .PHONY: deploy
 deploy: manifests $(K8S_TOOLS_TARGET) ## Deploy config/default (namespace winproxy-system) with the images IMG and AGENT_IMG.
-	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
-	printf 'resources:\n- %s\nimages:\n- name: ghcr.io/winproxy/winproxy-controller\n  newName: %s\n- name: ghcr.io/winproxy/winproxy-agent\n  newName: %s\n' \
-		"$(CURDIR)/config/default" "$(IMG)" "$(AGENT_IMG)" > "$$dir/kustomization.yaml" && \
-	$(KUBECTL) apply --server-side -k "$$dir"
+	@# An overlay that sets the images, inside the repository: kustomize refuses absolute paths.
+	@mkdir -p bin/deploy && printf 'resources:\n- ../../config/default\nimages:\n- name: ghcr.io/winproxy/winproxy-controller\n  newName: %s\n- name: ghcr.io/winproxy/winproxy-agent\n  newName: %s\n' \
+		"$(IMG)" "$(AGENT_IMG)" > bin/deploy/kustomization.yaml
+	$(KUBECTL) apply --server-side -k bin/deploy
 
 .PHONY: undeploy
 undeploy: $(K8S_TOOLS_TARGET) ## Remove what deploy created, CRDs included (and with them every WindowsProxyConfig and WindowsProxyNode).
