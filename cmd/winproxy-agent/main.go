@@ -1,8 +1,5 @@
-// Command winproxy-agent is winproxy's per-node agent. On a Windows node (a HostProcess DaemonSet
-// pod) `winproxy-agent run` programs HNS load balancers and endpoints from the node's
-// WindowsProxyNode; on Linux it runs against the HNS simulator. Other subcommands preview a config
-// offline (plan), show a host's HNS state (hns dump) and remove what the agent programmed (cleanup).
-// Each subcommand lives in its own file.
+// Command winproxy-agent is winproxy's per-node agent. Each subcommand lives
+// in its own file; `plan` previews what the agent would program.
 package main
 
 import (
@@ -10,8 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/winproxy/winproxy/internal/version"
 )
 
 func main() {
@@ -23,12 +18,12 @@ func main() {
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "winproxy-agent",
-		Short:         "Program Windows HNS load balancers from a WindowsProxyConfig, like kube-proxy (winkernel) but declarative",
-		Version:       version.Version,
+		Use:   "winproxy-agent",
+		Short: "Programs HNS load balancers and endpoints on a Windows node for Kubernetes Services",
+		// Errors are printed once, by main, without the usage text.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newHNSCommand(), newCleanupCommand())
+	root.AddCommand(newPlanCommand())
 	return root
 }

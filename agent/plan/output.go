@@ -1,0 +1,273 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// SchemaVersion identifies the JSON output schema (docs/plan.md). Fields
+// are only ever added within one version.
+const SchemaVersion = "winproxy.io/plan/v1"
+
+// Plan is the preview: the JSON output of `winproxy-agent plan -o json`.
+type Plan struct {
+	SchemaVersion     string           `json:"schemaVersion"`
+	Node              string           `json:"node"`
+	HNSVersion        string           `json:"hnsVersion"`
+	Status            Status           `json:"status"`
+	LoadBalancers     []LoadBalancer   `json:"loadBalancers"`
+	RemoteEndpoints   []RemoteEndpoint `json:"remoteEndpoints"`
+	SourceVIPEndpoint *RemoteEndpoint  `json:"sourceVIPEndpoint,omitempty"`
+	Problems          []Problem        `json:"problems"`
+}
+
+// Status is what the agent would write into WindowsProxyNode.status.
+type Status struct {
+	Network    v1alpha1.NetworkStatus   `json:"network"`
+	SourceVIP  v1alpha1.SourceVIPStatus `json:"sourceVIP"`
+	DSR        v1alpha1.DSRStatus       `json:"dsr"`
+	IPFamilies []v1alpha1.IPFamily      `json:"ipFamilies"`
+	// Programmable is false when the agent would leave HNS as it is.
+	Programmable bool        `json:"programmable"`
+	Conditions   []Condition `json:"conditions"`
+}
+
+// Condition mirrors a metav1.Condition without timestamps.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// LoadBalancer is one HNS load balancer to program.
+type LoadBalancer struct {
+	Family       v1alpha1.IPFamily `json:"family"`
+	Kind         engine.Kind       `json:"kind"`
+	Service      string            `json:"service,omitempty"`
+	Port         string            `json:"port,omitempty"`
+	VIP          string            `json:"vip,omitempty"`
+	Protocol     string            `json:"protocol"`
+	ExternalPort uint16            `json:"externalPort"`
+	InternalPort uint16            `json:"internalPort"`
+	// Flags is the HNS LB flags value; FlagNames spells it out.
+	Flags                uint32    `json:"flags"`
+	FlagNames            []string  `json:"flagNames"`
+	PortMappingFlags     uint32    `json:"portMappingFlags"`
+	PortMappingFlagNames []string  `json:"portMappingFlagNames"`
+	Distribution         string    `json:"distribution"`
+	SourceVIP            string    `json:"sourceVIP,omitempty"`
+	Backends             []Backend `json:"backends"`
+}
+
+// Backend is one load-balancer backend.
+type Backend struct {
+	IP string `json:"ip"`
+	// Local backends name their existing HNS endpoint; remote ones use the
+	// remote endpoint the agent creates for the IP.
+	Local      bool   `json:"local"`
+	EndpointID string `json:"endpointID,omitempty"`
+}
+
+// RemoteEndpoint is an HNS endpoint the agent would create.
+type RemoteEndpoint struct {
+	IP              string `json:"ip"`
+	MAC             string `json:"mac"`
+	ProviderAddress string `json:"providerAddress,omitempty"`
+	// Purpose is "backend", "service-vip" or "source-vip".
+	Purpose string `json:"purpose"`
+}
+
+// Problem is something that would not be programmed as asked.
+type Problem struct {
+	Service string `json:"service,omitempty"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Build computes the plan of a parsed file.
+func Build(f *File) (*Plan, error) {
+	in, v, err := f.Input()
+	if err != nil {
+		return nil, err
+	}
+	d := engine.Compute(in)
+	e := d.Effective
+	p := &Plan{
+		SchemaVersion: SchemaVersion, Node: in.NodeName, HNSVersion: v.String(),
+		Status: Status{Network: e.Network, SourceVIP: e.SourceVIP, DSR: e.DSR, IPFamilies: e.IPFamilies, Programmable: e.Programmable,
+			Conditions: []Condition{
+				cond(v1alpha1.ConditionNetworkReady, e.NetworkReady),
+				cond(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK),
+				cond(v1alpha1.ConditionDSRActive, e.DSRActive),
+				cond(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded),
+			}},
+		LoadBalancers: []LoadBalancer{}, RemoteEndpoints: []RemoteEndpoint{}, Problems: []Problem{},
+	}
+	if !e.Programmable {
+		p.Status.Conditions = append(p.Status.Conditions, Condition{Type: v1alpha1.ConditionProgrammed, Status: "False",
+			Reason: e.Blocked.Reason, Message: e.Blocked.Message})
+	}
+	for _, lb := range d.SortedLoadBalancers() {
+		p.LoadBalancers = append(p.LoadBalancers, convertLB(lb))
+	}
+	for _, r := range d.SortedRemoteEndpoints() {
+		re := RemoteEndpoint{IP: r.IP.String(), MAC: r.MAC, Purpose: "backend"}
+		if r.ProviderAddress.IsValid() {
+			re.ProviderAddress = r.ProviderAddress.String()
+		}
+		if r.ServiceVIP {
+			re.Purpose = "service-vip"
+		}
+		p.RemoteEndpoints = append(p.RemoteEndpoints, re)
+	}
+	if s := d.SourceVIPEndpoint; s != nil {
+		p.SourceVIPEndpoint = &RemoteEndpoint{IP: s.IP.String(), MAC: s.MAC, Purpose: "source-vip"}
+	}
+	for _, pr := range d.Problems() {
+		p.Problems = append(p.Problems, Problem(pr))
+	}
+	return p, nil
+}
+
+func cond(t string, s engine.Status) Condition {
+	st := "False"
+	if s.OK {
+		st = "True"
+	}
+	return Condition{Type: t, Status: st, Reason: s.Reason, Message: s.Message}
+}
+
+func convertLB(lb engine.LoadBalancer) LoadBalancer {
+	out := LoadBalancer{
+		Family: lb.Key.Family, Kind: lb.Key.Kind, Service: lb.Key.Service, Port: lb.Key.Port,
+		Protocol: hns.ProtocolName(lb.Key.Protocol), ExternalPort: lb.Key.ExternalPort, InternalPort: lb.InternalPort,
+		Flags: uint32(lb.Flags), FlagNames: flagNames(uint32(lb.Flags), lbFlagNames),
+		PortMappingFlags: uint32(lb.PortMappingFlags), PortMappingFlagNames: flagNames(uint32(lb.PortMappingFlags), pmFlagNames),
+		Distribution: distributionNames[lb.Distribution], Backends: []Backend{},
+	}
+	if lb.Key.VIP.IsValid() {
+		out.VIP = lb.Key.VIP.String()
+	}
+	if lb.SourceVIP.IsValid() {
+		out.SourceVIP = lb.SourceVIP.String()
+	}
+	for _, b := range lb.Backends {
+		out.Backends = append(out.Backends, Backend{IP: b.IP.String(), Local: b.Local, EndpointID: b.EndpointID})
+	}
+	return out
+}
+
+var (
+	lbFlagNames = []string{1: "DSR", 2: "IPv6"}
+	pmFlagNames = []string{1: "ILB", 2: "LocalRoutedVIP", 4: "UseMux", 8: "PreserveDIP", 16: "VipExternalIP"}
+)
+
+var distributionNames = map[hns.DistributionType]string{
+	hns.DistributionNone: "None", hns.DistributionSourceIPProtocol: "SourceIPProtocol", hns.DistributionSourceIP: "SourceIP",
+}
+
+func flagNames(v uint32, names []string) []string {
+	out := []string{}
+	for bit := 1; bit < len(names); bit <<= 1 {
+		if v&uint32(bit) != 0 {
+			out = append(out, names[bit])
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the plan as indented JSON.
+func (p *Plan) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
+
+// WriteTable writes the plan for people.
+func (p *Plan) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	s := p.Status
+	net := s.Network.Name
+	if s.Network.Type != "" {
+		net += " (" + s.Network.Type + ")"
+	}
+	svip := or(s.SourceVIP.Address, "-")
+	if s.SourceVIP.Origin != "" && s.SourceVIP.Origin != v1alpha1.SourceVIPOriginNone {
+		svip += " from " + string(s.SourceVIP.Origin)
+	}
+	fams := make([]string, len(s.IPFamilies))
+	for i, f := range s.IPFamilies {
+		fams[i] = string(f)
+	}
+	fmt.Fprintf(tw, "Node:\t%s\n", p.Node)
+	fmt.Fprintf(tw, "Network:\t%s\n", net)
+	fmt.Fprintf(tw, "HNS:\t%s\n", p.HNSVersion)
+	fmt.Fprintf(tw, "Source VIP:\t%s\n", svip)
+	fmt.Fprintf(tw, "DSR:\trequested=%v active=%v\n", s.DSR.Requested, s.DSR.Active)
+	fmt.Fprintf(tw, "IP families:\t%s\n", strings.Join(fams, ","))
+	if !s.Programmable {
+		fmt.Fprintf(tw, "Programmable:\tno: HNS would be left as it is\n")
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "CONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range s.Conditions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintf(tw, "\nLOAD BALANCERS (%d)\n", len(p.LoadBalancers))
+	fmt.Fprintln(tw, "FAMILY\tKIND\tFRONTEND\tTARGET\tFLAGS\tPORT FLAGS\tDISTRIBUTION\tSOURCE VIP\tBACKENDS\tSERVICE")
+	for _, lb := range p.LoadBalancers {
+		be := make([]string, len(lb.Backends))
+		for i, b := range lb.Backends {
+			be[i] = b.IP
+			if b.Local {
+				be[i] += "(local)"
+			}
+		}
+		svc := lb.Service
+		if lb.Port != "" {
+			svc += ":" + lb.Port
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s:%d/%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", lb.Family, lb.Kind, or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol,
+			lb.InternalPort, named(lb.Flags, lb.FlagNames), named(lb.PortMappingFlags, lb.PortMappingFlagNames), lb.Distribution,
+			or(lb.SourceVIP, "-"), strings.Join(be, ","), or(svc, "-"))
+	}
+	eps := p.RemoteEndpoints
+	if p.SourceVIPEndpoint != nil {
+		eps = append([]RemoteEndpoint{*p.SourceVIPEndpoint}, eps...)
+	}
+	fmt.Fprintf(tw, "\nAGENT ENDPOINTS (%d)\n", len(eps))
+	fmt.Fprintln(tw, "IP\tPURPOSE\tMAC\tPROVIDER ADDRESS")
+	for _, e := range eps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.IP, e.Purpose, e.MAC, or(e.ProviderAddress, "-"))
+	}
+	if len(p.Problems) > 0 {
+		fmt.Fprintf(tw, "\nPROBLEMS (%d)\n", len(p.Problems))
+		fmt.Fprintln(tw, "SERVICE\tREASON\tMESSAGE")
+		for _, pr := range p.Problems {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", or(pr.Service, "(node)"), pr.Reason, pr.Message)
+		}
+	}
+	return tw.Flush()
+}
+
+func named(v uint32, names []string) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d=%s", v, strings.Join(names, "|"))
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
