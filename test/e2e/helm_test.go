@@ -262,9 +262,11 @@ func TestHelmLifecycle(t *testing.T) {
 	}
 	sameColumns(t, mustKubectlOn(t, e, "get", "wpc"), "NAME", "DSR", "NETWORK", "NODES", "PROGRAMMED", "DOWNGRADED", "READY", "AGE")
 
-	// An upgrade with changed values changes the objects, and drops what is no longer wanted.
+	// An upgrade with changed values changes the objects, adds the default config (which needs the
+	// CRDs of the first install), and drops what is no longer wanted.
 	helm(t, e, "upgrade", "winproxy", chartDir, "--namespace", ns, "--reuse-values",
-		"--set", "controller.replicas=2", "--set", "agent.hns=sim", "--set", "admissionPolicy.enabled=false")
+		"--set", "controller.replicas=2", "--set", "agent.hns=sim", "--set", "admissionPolicy.enabled=false",
+		"--set", "defaultConfig.enabled=true")
 	if got := mustKubectlOn(t, e, "-n", ns, "get", "deployment/winproxy-controller", "-o", "jsonpath={.spec.replicas}"); got != "2" {
 		t.Errorf("after upgrade, replicas = %s, want 2", got)
 	}
@@ -274,11 +276,12 @@ func TestHelmLifecycle(t *testing.T) {
 	if _, err := kubectlOn(e, "get", "validatingadmissionpolicy/winproxy-agent-own-node"); err == nil || !strings.Contains(err.Error(), "NotFound") {
 		t.Errorf("admissionPolicy.enabled=false left the policy in place: %v", err)
 	}
-	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != 5 {
-		t.Errorf("the upgrade lost configs; kubectl get wpc -o name:\n%s", got)
+	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != 6 || !strings.Contains(got, "windowsproxyconfig.winproxy.io/default\n") {
+		t.Errorf("after the upgrade, want the 5 samples and the default config; kubectl get wpc -o name:\n%s", got)
 	}
 
-	// Uninstall removes the release's objects but keeps the CRDs, and with them the configs.
+	// Uninstall removes the release's objects, the default config among them, but keeps the CRDs
+	// and with them the user's configs.
 	helm(t, e, "uninstall", "winproxy", "--namespace", ns)
 	ctx := context.Background()
 	eventually(t, 30*time.Second, func() error {
@@ -287,7 +290,7 @@ func TestHelmLifecycle(t *testing.T) {
 				return fmt.Errorf("%s still there after uninstall (%v)", kind, err)
 			}
 		}
-		for _, kind := range []string{"clusterrole/winproxy-controller", "clusterrole/winproxy-agent"} {
+		for _, kind := range []string{"clusterrole/winproxy-controller", "clusterrole/winproxy-agent", "wpc/default"} {
 			if _, err := kubectlOn(e, "get", kind); err == nil || !strings.Contains(err.Error(), "NotFound") {
 				return fmt.Errorf("%s still there after uninstall (%v)", kind, err)
 			}
