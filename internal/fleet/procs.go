@@ -1,0 +1,218 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Build compiles winproxy-controller and winproxy-agent from the repository at root into dir, so
+// tests and the demo run the real binaries.
+func Build(ctx context.Context, root, dir string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/winproxy-controller", "./cmd/winproxy-agent")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the binaries: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Process is a winproxy binary running as a child process, its output in a log file.
+type Process struct {
+	Name string
+	// Log is the file holding the process's standard output and error.
+	Log string
+	// MetricsURL and HealthURL are set for agents.
+	MetricsURL, HealthURL string
+
+	args []string
+	bin  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartController starts winproxy-controller against the cluster of kubeconfig.
+func StartController(binDir, kubeconfig, logDir string) (*Process, error) {
+	p := &Process{
+		Name: "winproxy-controller",
+		bin:  filepath.Join(binDir, "winproxy-controller"),
+		args: []string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
+		Log:  filepath.Join(logDir, "winproxy-controller.log"),
+	}
+	return p, p.Start()
+}
+
+// StartAgent starts winproxy-agent for node n on its simulated host at hostFile, with metrics
+// and health endpoints on free loopback ports.
+func StartAgent(binDir, kubeconfig, logDir, hostFile string, n Node) (*Process, error) {
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	health, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{
+		Name: "winproxy-agent-" + n.Name,
+		bin:  filepath.Join(binDir, "winproxy-agent"),
+		args: []string{
+			"run", "--node-name", n.Name, "--kubeconfig", kubeconfig,
+			"--hns=sim", "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile,
+			"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
+		},
+		Log:        filepath.Join(logDir, "winproxy-agent-"+n.Name+".log"),
+		MetricsURL: "http://" + metrics + "/metrics",
+		HealthURL:  "http://" + health + "/readyz",
+	}
+	return p, p.Start()
+}
+
+// Start starts (or restarts) the process.
+func (p *Process) Start() error {
+	log, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("starting %s: %w", p.Name, err)
+	}
+	p.cmd, p.done = cmd, make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	return nil
+}
+
+// Stop asks the process to exit (SIGTERM) and waits for it.
+func (p *Process) Stop() { p.signal(syscall.SIGTERM) }
+
+// Kill kills the process (SIGKILL) and waits for it, like a node losing power.
+func (p *Process) Kill() { p.signal(syscall.SIGKILL) }
+
+func (p *Process) signal(sig syscall.Signal) {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Tail returns the last lines of the process's log, for failure messages.
+func (p *Process) Tail(lines int) string {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// Ready reports whether the agent's /readyz answers 200 (after its first successful sync).
+func (p *Process) Ready() bool {
+	resp, err := http.Get(p.HealthURL)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Metric sums the samples of a counter or gauge whose labels include all of the given ones
+// (name="value" pairs), read from the agent's /metrics.
+func (p *Process) Metric(name string, labels ...string) (float64, error) {
+	resp, err := http.Get(p.MetricsURL)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return sumMetric(resp.Body, name, labels...)
+}
+
+func sumMetric(r io.Reader, name string, labels ...string) (float64, error) {
+	var sum float64
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || (series != name && !strings.HasPrefix(series, name+"{")) {
+			continue
+		}
+		match := true
+		for _, l := range labels {
+			if !strings.Contains(series, l) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric %s: %w", series, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+// HNSWrites is the number of HNS write calls (creates, modifies, deletes) the agent made.
+func (p *Process) HNSWrites() (float64, error) {
+	var total float64
+	for _, op := range []string{"create_endpoint", "delete_endpoint", "create_load_balancer", "modify_load_balancer", "delete_load_balancer"} {
+		v, err := p.Metric("winproxy_agent_hns_calls_total", `operation="`+op+`"`)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// freePort returns a loopback address with a port that was free a moment ago.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
