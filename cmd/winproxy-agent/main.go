@@ -1,5 +1,8 @@
-// Command winproxy-agent is winproxy's per-node agent. Each subcommand lives
-// in its own file; `plan` previews what the agent would program.
+// Command winproxy-agent is winproxy's per-node agent. On a Windows node (a HostProcess DaemonSet
+// pod) `winproxy-agent run` programs HNS load balancers and endpoints from the node's
+// WindowsProxyNode; on Linux it runs against the HNS simulator. Other subcommands preview a config
+// offline (plan), show a host's HNS state (hns dump) and remove what the agent programmed (cleanup).
+// Each subcommand lives in its own file.
 package main
 
 import (
@@ -7,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/winproxy/winproxy/internal/version"
 )
 
 func main() {
@@ -18,12 +23,13 @@ func main() {
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "winproxy-agent",
-		Short: "Programs HNS load balancers and endpoints on a Windows node for Kubernetes Services",
+		Use:     "winproxy-agent",
+		Short:   "Programs HNS load balancers and endpoints on a Windows node for Kubernetes Services",
+		Version: version.Version,
 		// Errors are printed once, by main, without the usage text.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPlanCommand())
+	root.AddCommand(newRunCommand(), newPlanCommand(), newHNSCommand(), newCleanupCommand())
 	return root
 }
