@@ -134,10 +134,14 @@ type resolution struct {
 }
 
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/status,verbs=get;patch
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// The controller only patches: no update verbs. windowsproxyconfigs/finalizers lets the
+// WindowsProxyNodes' owner references set blockOwnerDeletion where the apiserver enforces it.
 
 // Reconcile brings a config's WindowsProxyNodes one rollout step closer to the config and
 // writes its status once, at the end, only if it changed.

@@ -1,0 +1,356 @@
+//go:build !windows
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testenv"
+)
+
+// env is the control plane the package's integration tests share.
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if os.Getenv("WINPROXY_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	}
+	code := m.Run()
+	env.Stop()
+	os.Exit(code)
+}
+
+// offsetClock is the wall clock plus an offset a test can move forward.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *offsetClock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
+
+// writeCounter counts the API writes a client makes, by verb, type and subresource.
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (w *writeCounter) add(verb string, obj client.Object, sub string) {
+	key := fmt.Sprintf("%s %T", verb, obj)
+	if sub != "" {
+		key += "/" + sub
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.counts[key]++
+}
+
+func (w *writeCounter) snapshot() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.counts))
+	for k, v := range w.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (w *writeCounter) total() int {
+	n := 0
+	for _, v := range w.snapshot() {
+		n += v
+	}
+	return n
+}
+
+// newClientFunc returns a manager client whose writes are counted in w.
+func (w *writeCounter) newClientFunc() client.NewClientFunc {
+	return func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+		c, err := client.NewWithWatch(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		return interceptor.NewClient(c, interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+				w.add("create", obj, "")
+				return c.Create(ctx, obj, o...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.UpdateOption) error {
+				w.add("update", obj, "")
+				return c.Update(ctx, obj, o...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, o ...client.PatchOption) error {
+				w.add("patch", obj, "")
+				return c.Patch(ctx, obj, p, o...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.DeleteOption) error {
+				w.add("delete", obj, "")
+				return c.Delete(ctx, obj, o...)
+			},
+			DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.DeleteAllOfOption) error {
+				w.add("deletecollection", obj, "")
+				return c.DeleteAllOf(ctx, obj, o...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, o ...client.SubResourceUpdateOption) error {
+				w.add("update", obj, sub)
+				return c.SubResource(sub).Update(ctx, obj, o...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+				w.add("patch", obj, sub)
+				return c.SubResource(sub).Patch(ctx, obj, p, o...)
+			},
+		}), nil
+	}
+}
+
+// controller is an in-process winproxy-controller, as cmd/winproxy-controller wires it.
+type controller struct {
+	clock  *offsetClock
+	writes *writeCounter
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startController(t testing.TB) *controller {
+	t.Helper()
+	c := &controller{clock: &offsetClock{}, writes: &writeCounter{counts: map[string]int{}}, done: make(chan error, 1)}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     env.Scheme,
+		Cache:      CacheOptions(),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		NewClient:  c.writes.newClientFunc(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	r := NewWindowsProxyConfigReconciler(mgr.GetClient(), mgr.GetEventRecorder("winproxy-controller"), WithClock(c.clock))
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.done <- mgr.Start(ctx) }()
+	t.Cleanup(c.stop)
+	return c
+}
+
+// stop stops the manager and waits for it; calling it twice is fine.
+func (c *controller) stop() {
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+	c.cancel = nil
+}
+
+// wpnStatusWrites is the number of WindowsProxyNode status writes: the controller must make none.
+func (c *controller) wpnStatusWrites() int {
+	n := 0
+	for k, v := range c.writes.snapshot() {
+		if k == "patch *v1alpha1.WindowsProxyNode/status" || k == "update *v1alpha1.WindowsProxyNode/status" {
+			n += v
+		}
+	}
+	return n
+}
+
+// behaviour is how a simulated agent answers a new config.
+type behaviour int
+
+const (
+	programs behaviour = iota // reports Programmed for the new hash
+	degrades                  // reports Degraded for the new hash
+	silent                    // never reports
+)
+
+// agents simulates the winproxy-agents of the nodes whose names start with prefix: each writes
+// its WindowsProxyNode's status, only when it changes, as the real agent does.
+type agents struct {
+	prefix string
+	mu     sync.Mutex
+	how    map[string]behaviour
+	// downgraded nodes report DualStackDowngraded=True.
+	downgraded map[string]bool
+}
+
+func startAgents(t testing.TB, prefix string) *agents {
+	t.Helper()
+	a := &agents{prefix: prefix, how: map[string]behaviour{}, downgraded: map[string]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				a.sync(ctx)
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return a
+}
+
+func (a *agents) set(node string, b behaviour) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.how[node] = b
+}
+
+func (a *agents) sync(ctx context.Context) {
+	var list winproxyv1alpha1.WindowsProxyNodeList
+	if err := env.Client.List(ctx, &list); err != nil {
+		return
+	}
+	for i := range list.Items {
+		w := &list.Items[i]
+		if len(w.Name) < len(a.prefix) || w.Name[:len(a.prefix)] != a.prefix {
+			continue
+		}
+		a.mu.Lock()
+		how, down := a.how[w.Name], a.downgraded[w.Name]
+		a.mu.Unlock()
+		if how == silent {
+			continue
+		}
+		before := w.DeepCopy()
+		w.Status.ObservedHash = w.Spec.Hash
+		programmed, degraded := metav1.ConditionTrue, metav1.ConditionFalse
+		reason := winproxyv1alpha1.ReasonSynced
+		if how == degrades {
+			programmed, degraded, reason = metav1.ConditionFalse, metav1.ConditionTrue, winproxyv1alpha1.ReasonSyncFailed
+		}
+		downgraded, downReason := metav1.ConditionFalse, winproxyv1alpha1.ReasonDualStackNotRequested
+		if down {
+			downgraded, downReason = metav1.ConditionTrue, winproxyv1alpha1.ReasonOverlayNetwork
+		}
+		for _, c := range []metav1.Condition{
+			{Type: winproxyv1alpha1.ConditionProgrammed, Status: programmed, Reason: reason, Message: "simulated agent"},
+			{Type: winproxyv1alpha1.ConditionDegraded, Status: degraded, Reason: reason, Message: "simulated agent"},
+			{Type: winproxyv1alpha1.ConditionDualStackDowngraded, Status: downgraded, Reason: downReason, Message: "simulated agent"},
+		} {
+			c.ObservedGeneration = w.Generation
+			meta.SetStatusCondition(&w.Status.Conditions, c)
+		}
+		if statusEqual(before, w) {
+			continue
+		}
+		_ = env.Client.Status().Patch(ctx, w, client.MergeFrom(before))
+	}
+}
+
+func statusEqual(a, b *winproxyv1alpha1.WindowsProxyNode) bool {
+	if a.Status.ObservedHash != b.Status.ObservedHash || len(a.Status.Conditions) != len(b.Status.Conditions) {
+		return false
+	}
+	for _, c := range b.Status.Conditions {
+		o := meta.FindStatusCondition(a.Status.Conditions, c.Type)
+		if o == nil || o.Status != c.Status || o.Reason != c.Reason || o.ObservedGeneration != c.ObservedGeneration {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeSpec describes a test node.
+type nodeSpec struct {
+	name, kubelet string
+	linux         bool
+	labels        map[string]string
+}
+
+// createNodes creates nodes with a pod CIDR and an internal IP each, as a kubelet and the node
+// IPAM controller would have set them.
+func createNodes(t testing.TB, specs ...nodeSpec) {
+	t.Helper()
+	ctx := context.Background()
+	for i, s := range specs {
+		osName := "windows"
+		if s.linux {
+			osName = "linux"
+		}
+		lbls := map[string]string{winproxyv1alpha1.OSLabel: osName}
+		for k, v := range s.labels {
+			lbls[k] = v
+		}
+		n := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls},
+			Spec:       corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)}},
+		}
+		if err := env.Client.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status.NodeInfo.KubeletVersion = s.kubelet
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.168.%d.%d", i/250, 1+i%250)}}
+		if err := env.Client.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// cleanup deletes every config, node and WindowsProxyNode, so each test starts from nothing.
+func cleanup(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range []client.Object{&winproxyv1alpha1.WindowsProxyConfig{}, &corev1.Node{}, &winproxyv1alpha1.WindowsProxyNode{}} {
+		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
+			t.Errorf("cleaning up %T: %v", obj, err)
+		}
+	}
+	eventually(t, 30*time.Second, "every test object deleted", func() (bool, string) {
+		var wpcs winproxyv1alpha1.WindowsProxyConfigList
+		var nodes corev1.NodeList
+		var wpns winproxyv1alpha1.WindowsProxyNodeList
+		for _, l := range []client.ObjectList{&wpcs, &nodes, &wpns} {
+			if err := env.Client.List(ctx, l); err != nil {
+				return false, err.Error()
+			}
+		}
+		n := len(wpcs.Items) + len(nodes.Items) + len(wpns.Items)
+		return n == 0, fmt.Sprintf("%d objects left", n)
+	})
+}
+
+// eventually polls cond every 50 ms until it holds or timeout passes.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, detail)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
