@@ -9,15 +9,24 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +52,8 @@ type Env struct {
 
 	env *envtest.Environment
 	dir string
+	// restarted are kube-apiservers started again by RestartAPIServer.
+	restarted []*exec.Cmd
 }
 
 // Option changes what Start sets up.
@@ -123,6 +134,9 @@ func Start(opts ...Option) (*Env, error) {
 
 // Stop stops the control plane and removes temporary files.
 func (e *Env) Stop() {
+	for _, c := range e.restarted {
+		_ = c.Process.Kill()
+	}
 	if e.env != nil {
 		_ = e.env.Stop()
 	}
@@ -164,4 +178,136 @@ func binaryDir(root string) (string, error) {
 	}
 	sort.Strings(found)
 	return filepath.Dir(found[len(found)-1]), nil
+}
+
+// RestartAPIServer kills kube-apiserver (SIGKILL, like a crashed or upgraded control-plane node)
+// and starts it again with the same command line, so it serves the same address with the same
+// certificates; etcd, and so every object, is kept. It returns once the apiserver is ready again.
+func (e *Env) RestartAPIServer() error {
+	pid, args, err := e.apiServerProcess()
+	if err != nil {
+		return err
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	if err := proc.Signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing kube-apiserver: %w", err)
+	}
+	if err := waitGone(pid); err != nil {
+		return err
+	}
+	// The kernel can take a moment to release the killed server's port: retry while the new one
+	// exits at start.
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 0; ; attempt++ {
+		logPath := filepath.Join(e.dir, fmt.Sprintf("kube-apiserver-restart-%d-%d.log", len(e.restarted), attempt))
+		cmd, exited, err := startLogged(args, logPath)
+		if err != nil {
+			return err
+		}
+		if err := e.waitReady(exited); err == nil {
+			e.restarted = append(e.restarted, cmd)
+			return nil
+		} else if !errors.Is(err, errExited) || time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			out, _ := os.ReadFile(logPath)
+			return fmt.Errorf("%w\n%s", err, tail(string(out), 20))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+var errExited = errors.New("kube-apiserver exited")
+
+// startLogged starts a command with its output in a log file; exited is closed when it ends.
+func startLogged(args []string, logPath string) (*exec.Cmd, chan struct{}, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, nil, fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(exited)
+	}()
+	return cmd, exited, nil
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// apiServerProcess finds this environment's kube-apiserver by its binary and serving address.
+func (e *Env) apiServerProcess() (int, []string, error) {
+	bin := filepath.Join(e.BinDir, "kube-apiserver")
+	u, err := url.Parse(e.Config.Host)
+	if err != nil {
+		return 0, nil, err
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		if args[0] != bin || !slices.ContainsFunc(args, func(a string) bool { return strings.HasSuffix(a, "--secure-port="+u.Port()) }) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil {
+			continue
+		}
+		return pid, args, nil
+	}
+	return 0, nil, fmt.Errorf("no kube-apiserver process serving %s", e.Config.Host)
+}
+
+func waitGone(pid int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// A zombie ("Z") of a process we do not reap is gone for our purposes.
+		if err != nil || strings.Contains(string(data), ") Z ") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver (pid %d) did not exit", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitReady polls /readyz until the apiserver answers ok, or exited is closed.
+func (e *Env) waitReady(exited <-chan struct{}) error {
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		if err == nil && string(body) == "ok" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver not ready after a restart: %v", err)
+		}
+		select {
+		case <-exited:
+			return errExited
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
