@@ -40,6 +40,12 @@ help: ## Show this help.
 
 ##@ Development
 
+DEMO_FLAGS ?=
+
+.PHONY: demo
+demo: $(K8S_TOOLS_TARGET) build ## Run the whole system on this machine: control plane, controller, simulated Windows nodes (DEMO_FLAGS=--once to show and exit).
+	go run ./hack/demo --bin-dir $(LOCALBIN) $(DEMO_FLAGS)
+
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd/bases) and RBAC (config/rbac) from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases

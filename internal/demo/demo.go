@@ -1,0 +1,362 @@
+//go:build !windows
+
+// Package demo runs the whole of winproxy on one machine for a first-time user (`make demo`): a
+// real etcd and kube-apiserver on loopback, the CRDs, the controller, three simulated Windows nodes
+// of different Kubernetes and Windows Server versions (each with an agent process on its own
+// simulated HNS host) and a Linux node, sample workloads, and the sample Calico overlay config. It
+// shows what winproxy did, then stays up for exploring with kubectl until interrupted.
+package demo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// Once prints what the demo shows and returns instead of staying up.
+	Once bool
+	// BinDir holds winproxy-controller and winproxy-agent; empty builds them into the demo's
+	// temporary directory.
+	BinDir string
+	// Out receives what the user reads.
+	Out io.Writer
+	// Timeout bounds the wait for the config to become Ready.
+	Timeout time.Duration
+}
+
+// Sample is the WindowsProxyConfig the demo applies.
+const Sample = "config/samples/calico-overlay-dsr.yaml"
+
+// sampleName is the name of the config in Sample.
+const sampleName = "calico-overlay-dsr"
+
+type run struct {
+	opts   Options
+	env    *testenv.Env
+	dir    string
+	hosts map[string]string
+	procs []*fleet.Process
+}
+
+// Run runs the demo until ctx is done (or, with Once, until it has shown everything). It returns an
+// error when the config did not become Ready. Everything it started is stopped and its temporary
+// files removed before it returns.
+func Run(ctx context.Context, opts Options) (err error) {
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	r := &run{opts: opts, hosts: map[string]string{}}
+	defer r.cleanup()
+	if r.dir, err = os.MkdirTemp("", "winproxy-demo-"); err != nil {
+		return err
+	}
+	steps := []struct {
+		what string
+		do   func(context.Context) error
+	}{
+		{"Starting a local control plane (etcd and kube-apiserver on loopback) with the winproxy CRDs", r.startControlPlane},
+		{"Building winproxy-controller and winproxy-agent", r.build},
+		{"Creating 3 Windows nodes (Kubernetes 1.32, 1.33, 1.34 on Windows Server 2019, 2022, 2025) and 1 Linux node", r.createNodes},
+		{"Creating sample workloads in namespace " + fleet.Namespace + ": ClusterIP, NodePort, LoadBalancer (externalTrafficPolicy: Local), externalIPs, ClientIP affinity, UDP, headless, ExternalName", r.createWorkloads},
+		{"Preparing each Windows node's simulated HNS host the way Calico VXLAN would (network \"Calico\", remote subnets, Calico_ep, pod endpoints)", r.seedHosts},
+		{"Starting winproxy-controller and one winproxy-agent per Windows node", r.startProcesses},
+		{"Applying " + Sample + " (Calico overlay, DSR on, dual-stack requested)", r.applySample},
+		{"Waiting for the rollout", r.waitSettled},
+	}
+	for _, s := range steps {
+		r.say("==> %s", s.what)
+		if err := s.do(ctx); err != nil {
+			return err
+		}
+	}
+	r.show(ctx)
+	if err := r.fixRefusedNodes(ctx); err != nil {
+		return err
+	}
+	r.say("")
+	r.say("==> Load balancers programmed on each simulated host (as `hnsdiag list loadbalancers` would show them)")
+	for _, n := range fleet.Nodes {
+		if n.Windows {
+			r.showHost(n)
+		}
+	}
+	r.kubectl("get", "wpc,wpn", "-o", "wide")
+	if opts.Once {
+		r.say("The config is Ready on every node.")
+		return nil
+	}
+	r.tryThis()
+	return r.stayUp(ctx)
+}
+
+func (r *run) say(format string, args ...any) { fmt.Fprintf(r.opts.Out, format+"\n", args...) }
+
+func (r *run) startControlPlane(context.Context) error {
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	r.env = env
+	r.say("    kube-apiserver at %s", env.Config.Host)
+	return nil
+}
+
+func (r *run) build(ctx context.Context) error {
+	if r.opts.BinDir != "" {
+		return nil
+	}
+	r.opts.BinDir = filepath.Join(r.dir, "bin")
+	return fleet.Build(ctx, r.env.RepoRoot, r.opts.BinDir)
+}
+
+func (r *run) createNodes(ctx context.Context) error {
+	return fleet.CreateNodes(ctx, r.env.Client, fleet.Nodes)
+}
+
+func (r *run) createWorkloads(ctx context.Context) error {
+	return fleet.CreateWorkloads(ctx, r.env.Client)
+}
+
+func (r *run) seedHosts(ctx context.Context) error {
+	for _, n := range fleet.Nodes {
+		if !n.Windows {
+			continue
+		}
+		r.hosts[n.Name] = filepath.Join(r.dir, n.Name+".hns.json")
+		if err := fleet.SeedHost(r.hosts[n.Name], n, fleet.Nodes); err != nil {
+			return err
+		}
+	}
+	return r.syncPods(ctx)
+}
+
+// syncPods plays the CNI: each host's pod endpoints follow the EndpointSlices.
+func (r *run) syncPods(ctx context.Context) error {
+	for _, n := range fleet.Nodes {
+		if !n.Windows {
+			continue
+		}
+		if _, _, err := fleet.SyncPods(ctx, r.env.Client, r.hosts[n.Name], n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) startProcesses(context.Context) error {
+	c, err := fleet.StartController(r.opts.BinDir, r.env.Kubeconfig, r.dir)
+	if err != nil {
+		return err
+	}
+	r.procs = append(r.procs, c)
+	for _, n := range fleet.Nodes {
+		if !n.Windows {
+			continue
+		}
+		a, err := fleet.StartAgent(r.opts.BinDir, r.env.Kubeconfig, r.dir, r.hosts[n.Name], n)
+		if err != nil {
+			return err
+		}
+		r.procs = append(r.procs, a)
+	}
+	return nil
+}
+
+func (r *run) applySample(context.Context) error {
+	_, err := r.kubectlErr("apply", "-f", filepath.Join(r.env.RepoRoot, Sample))
+	return err
+}
+
+// waitSettled waits until every selected node either programmed the current config or was
+// refused it (and reported why).
+func (r *run) waitSettled(ctx context.Context) error {
+	return r.wait(ctx, func(wpc *v1alpha1.WindowsProxyConfig) bool {
+		n := wpc.Status.Nodes
+		return wpc.Status.ObservedGeneration == wpc.Generation && n.Selected == 3 && n.Programmed+int32(len(wpc.Status.FailingNodes)) >= n.Selected
+	})
+}
+
+func (r *run) wait(ctx context.Context, done func(*v1alpha1.WindowsProxyConfig) bool) error {
+	deadline := time.Now().Add(r.opts.Timeout)
+	for {
+		wpc := &v1alpha1.WindowsProxyConfig{}
+		err := r.env.Client.Get(ctx, client.ObjectKey{Name: sampleName}, wpc)
+		if err == nil && done(wpc) {
+			return nil
+		}
+		for _, p := range r.procs {
+			if p.Exited() {
+				return fmt.Errorf("%s exited:\n%s", p.Name, p.Tail(20))
+			}
+		}
+		if time.Now().After(deadline) {
+			r.kubectl("get", "wpc,wpn", "-o", "wide")
+			return fmt.Errorf("the config did not settle within %v (last error: %v)", r.opts.Timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// show prints the conditions that matter: DSR, the dual-stack downgrade and refused nodes.
+func (r *run) show(ctx context.Context) {
+	r.kubectl("get", "wpc,wpn", "-o", "wide")
+	r.say("==> What each node reports")
+	var list v1alpha1.WindowsProxyNodeList
+	_ = r.env.Client.List(ctx, &list)
+	for _, wpn := range list.Items {
+		for _, t := range []string{v1alpha1.ConditionDSRActive, v1alpha1.ConditionDualStackDowngraded} {
+			if c := meta.FindStatusCondition(wpn.Status.Conditions, t); c != nil {
+				r.say("    %-9s %-20s %-6s %-22s %s", wpn.Name, t, c.Status, c.Reason, c.Message)
+			}
+		}
+	}
+	wpc := &v1alpha1.WindowsProxyConfig{}
+	if err := r.env.Client.Get(ctx, client.ObjectKey{Name: sampleName}, wpc); err == nil {
+		for _, f := range wpc.Status.FailingNodes {
+			r.say("    %-9s refused: %s: %s", f.Name, f.Reason, f.Message)
+		}
+	}
+}
+
+// fixRefusedNodes does what the refusal message says when a node's Kubernetes version needs the
+// WinDSR gate explicitly, then waits for Ready.
+func (r *run) fixRefusedNodes(ctx context.Context) error {
+	wpc := &v1alpha1.WindowsProxyConfig{}
+	if err := r.env.Client.Get(ctx, client.ObjectKey{Name: sampleName}, wpc); err != nil {
+		return err
+	}
+	refused := false
+	for _, f := range wpc.Status.FailingNodes {
+		refused = refused || f.Reason == v1alpha1.ReasonFeatureGateDisabled
+	}
+	if refused {
+		r.say("")
+		r.say("==> Nodes older than Kubernetes 1.33 need WinDSR set explicitly; the others kept their rollout going.")
+		r.say("    kubectl patch wpc %s --type=merge -p '{\"spec\":{\"featureGates\":{\"WinDSR\":true}}}'", sampleName)
+		if _, err := r.kubectlErr("patch", "wpc", sampleName, "--type=merge", "-p", `{"spec":{"featureGates":{"WinDSR":true}}}`); err != nil {
+			return err
+		}
+	}
+	r.say("==> Waiting for the config to become Ready")
+	return r.wait(ctx, func(wpc *v1alpha1.WindowsProxyConfig) bool {
+		c := meta.FindStatusCondition(wpc.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == wpc.Generation
+	})
+}
+
+func (r *run) showHost(n fleet.Node) {
+	h, err := fleet.OpenHost(r.hosts[n.Name], n)
+	if err != nil {
+		r.say("    %s: %v", n.Name, err)
+		return
+	}
+	defer h.Close()
+	st, err := h.Snapshot()
+	if err != nil {
+		r.say("    %s: %v", n.Name, err)
+		return
+	}
+	r.say("")
+	r.say("--- %s (Kubernetes %s, Windows Server %s, HNS %d.%d): %d load balancers", n.Name, n.KubeletVersion, st.Profile.WindowsServer, st.Profile.Version.Major, st.Profile.Version.Minor, len(st.LoadBalancers))
+	var b bytes.Buffer
+	_ = hnsdump.LoadBalancers(&b, st.LoadBalancers, st.Endpoints)
+	r.say("%s", strings.TrimRight(b.String(), "\n"))
+}
+
+func (r *run) kubectl(args ...string) {
+	out, err := r.kubectlErr(args...)
+	r.say("$ kubectl %s", strings.Join(args, " "))
+	if err != nil {
+		r.say("%v", err)
+	}
+	r.say("%s", strings.TrimRight(out, "\n"))
+}
+
+func (r *run) kubectlErr(args ...string) (string, error) {
+	path, err := r.env.Kubectl()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(path, append([]string{"--kubeconfig", r.env.Kubeconfig}, args...)...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out.String(), nil
+}
+
+func (r *run) tryThis() {
+	kubectl, _ := r.env.Kubectl()
+	host := r.hosts["win-2022"]
+	r.say(`
+==> winproxy is running. In another terminal:
+
+    export KUBECONFIG=%s
+    alias kubectl=%s
+
+    kubectl get wpc,wpn -o wide                  # the fleet at a glance
+    kubectl describe wpn win-2019                # what one node reports, and why
+    kubectl patch wpc %s --type=merge -p '{"spec":{"dsr":{"enabled":false}}}'
+    kubectl get wpn -w                           # ...and watch DSR roll out node by node
+    kubectl -n %s delete endpointslice %s   # remove the web pods: their load balancers go
+    %s hns dump --hns=sim --hns-sim-state %s
+
+Agent and controller logs are in %s. Press Ctrl-C to stop everything and remove the temporary files.`,
+		r.env.Kubeconfig, kubectl, sampleName, fleet.Namespace, fleet.SliceName("web"),
+		filepath.Join(r.opts.BinDir, "winproxy-agent"), host, r.dir)
+}
+
+// stayUp keeps the simulated CNI following the pods until ctx is done.
+func (r *run) stayUp(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.say("\n==> Stopping")
+			return nil
+		case <-t.C:
+			if err := r.syncPods(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				r.say("simulated CNI: %v", err)
+			}
+		}
+	}
+}
+
+func (r *run) cleanup() {
+	for _, p := range r.procs {
+		p.Stop()
+	}
+	if r.env != nil {
+		r.env.Stop()
+	}
+	if r.dir != "" {
+		_ = os.RemoveAll(r.dir)
+	}
+}

@@ -1,0 +1,29 @@
+//go:build !windows
+
+package demo
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestDemoOnce runs `make demo DEMO_FLAGS=--once` in-process, so the demo cannot rot: it must reach
+// Ready and show what it promises.
+func TestDemoOnce(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(context.Background(), Options{Once: true, Out: &out}); err != nil {
+		t.Fatalf("demo failed: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		"win-2019  refused: FeatureGateDisabled",
+		"DualStackDowngraded  True   OverlayNetwork",
+		"--- win-2025 (Kubernetes v1.34.1, Windows Server 2025, HNS 15.5): 11 load balancers",
+		"The config is Ready on every node.",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
