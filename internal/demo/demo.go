@@ -49,9 +49,9 @@ const Sample = "config/samples/calico-overlay-dsr.yaml"
 const sampleName = "calico-overlay-dsr"
 
 type run struct {
-	opts   Options
-	env    *testenv.Env
-	dir    string
+	opts  Options
+	env   *testenv.Env
+	dir   string
 	hosts map[string]string
 	procs []*fleet.Process
 }
