@@ -20,20 +20,11 @@ state on its own). Objects created by anyone else, pods' endpoints included, are
 Stop the agent first.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := context.Background()
-			h, err := hf.open()
+			h, ledger, err := hf.openOwned()
 			if err != nil {
 				return err
 			}
 			defer h.close()
-			path, err := hf.ledgerPath()
-			if err != nil {
-				return err
-			}
-			ledger, err := hns.OpenLedger(path)
-			if err != nil {
-				return err
-			}
-			defer ledger.Close()
 			owned := hns.NewOwned(h.client, ledger)
 			var lbs, eps int
 			// Load balancers first: they reference the endpoints.

@@ -74,6 +74,25 @@ func (f *hnsFlags) open() (*host, error) {
 	return nil, fmt.Errorf("--hns must be windows or sim, not %q", f.kind)
 }
 
+// openOwned opens the HNS and the ledger of what this agent created; close releases both.
+func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
+	h, err := f.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	path, err := f.ledgerPath()
+	if err == nil {
+		var ledger *hns.Ledger
+		if ledger, err = hns.OpenLedger(path); err == nil {
+			closeHost := h.close
+			h.close = func() error { return errors.Join(ledger.Close(), closeHost()) }
+			return h, ledger, nil
+		}
+	}
+	_ = h.close()
+	return nil, nil, err
+}
+
 // ledgerPath is where the agent records the HNS objects it created.
 func (f *hnsFlags) ledgerPath() (string, error) {
 	dir := f.stateDir

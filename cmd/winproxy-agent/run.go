@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/winproxy/winproxy/agent/daemon"
-	"github.com/winproxy/winproxy/agent/hns"
 )
 
 func newRunCommand() *cobra.Command {
@@ -38,20 +37,11 @@ the WindowsProxyNode status. It never flushes HNS at start and leaves HNS as it 
 			if err != nil {
 				return err
 			}
-			h, err := hf.open()
+			h, ledger, err := hf.openOwned()
 			if err != nil {
 				return err
 			}
 			defer h.close()
-			path, err := hf.ledgerPath()
-			if err != nil {
-				return err
-			}
-			ledger, err := hns.OpenLedger(path)
-			if err != nil {
-				return err
-			}
-			defer ledger.Close()
 			opts.HNS, opts.Ledger, opts.WindowsBuild, opts.HostMAC = h.client, ledger, h.windowsBuild, h.hostMAC
 			return daemon.Run(ctrl.SetupSignalHandler(), cfg, opts)
 		},
