@@ -159,22 +159,28 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		obj client.Object
 		set func(client.Object)
 		del func(client.Object)
+		// relevant filters updates; nil means every update matters.
+		relevant func(old, new any) bool
 	}{
-		{&corev1.Service{}, func(o client.Object) { a.engine.SetService(o.(*corev1.Service)) }, func(o client.Object) { a.engine.DeleteService(o.GetNamespace(), o.GetName()) }},
-		{&discoveryv1.EndpointSlice{}, func(o client.Object) { a.engine.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) }, func(o client.Object) { a.engine.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }},
+		{&corev1.Service{}, func(o client.Object) { a.engine.SetService(o.(*corev1.Service)) }, func(o client.Object) { a.engine.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+		{&discoveryv1.EndpointSlice{}, func(o client.Object) { a.engine.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) }, func(o client.Object) { a.engine.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
 		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
-		{&corev1.Node{}, nil, nil},
-		{&v1alpha1.WindowsProxyNode{}, nil, nil},
+		{&corev1.Node{}, nil, nil, nodeChanged},
+		{&v1alpha1.WindowsProxyNode{}, nil, nil, nil},
 	}
 	for _, h := range handlers {
 		inf, err := c.GetInformer(ctx, h.obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", h.obj, err)
 		}
-		set, del := h.set, h.del
+		set, del, relevant := h.set, h.del, h.relevant
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { a.changed(o, set) },
-			UpdateFunc: func(_, o any) { a.changed(o, set) },
+			AddFunc: func(o any) { a.changed(o, set) },
+			UpdateFunc: func(old, o any) {
+				if relevant == nil || relevant(old, o) {
+					a.changed(o, set)
+				}
+			},
 			DeleteFunc: func(o any) {
 				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 					o = t.Obj
@@ -186,6 +192,19 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		}
 	}
 	return nil
+}
+
+// nodeChanged ignores node heartbeats: only addresses, pod CIDRs and labels feed the engine. In a
+// large cluster every node's status is updated every few seconds.
+func nodeChanged(old, new any) bool {
+	o, ok1 := old.(*corev1.Node)
+	n, ok2 := new.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(o.Spec.PodCIDRs, n.Spec.PodCIDRs) ||
+		!equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
+		!equality.Semantic.DeepEqual(o.Labels, n.Labels)
 }
 
 func (a *agent) changed(o any, apply func(client.Object)) {
