@@ -1,0 +1,266 @@
+package apply_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/engine/enginetest"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+)
+
+// The benchmarks time one sync as the agent runs it (agent/daemon): Observe,
+// the engine Cache (SetNode, Desired), Apply. The informers' part — filling
+// the Cache — and the CNI's — pod endpoints — happen with the timer
+// stopped. A restarted process starts with an empty Cache, so the first
+// sync and the restarts include the engine's full computation. Each op's
+// HNS calls are reported as hns-reads/op and hns-writes/op.
+
+// BenchmarkSync10kServices is issue #3's workload (enginetest.Large) on a
+// WS2022 overlay host.
+func BenchmarkSync10kServices(b *testing.B) {
+	scenarios(b, enginetest.Large(), sim.WS2022)
+}
+
+// BenchmarkSyncWinkernel is reference §11's workload, to compare call for
+// call with upstream winkernel: overlay (WS2022, no LB modify), overlay with
+// modify (WS2025) and L2Bridge with DSR (WS2022).
+func BenchmarkSyncWinkernel(b *testing.B) {
+	for _, n := range []int{100, 1000, 2000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			b.Run("overlay", func(b *testing.B) { scenarios(b, enginetest.Winkernel(n, true, false), sim.WS2022) })
+			b.Run("overlay-modify", func(b *testing.B) { scenarios(b, enginetest.Winkernel(n, true, false), sim.WS2025) })
+			b.Run("l2bridge-dsr", func(b *testing.B) { scenarios(b, enginetest.Winkernel(n, false, true), sim.WS2022) })
+		})
+	}
+}
+
+// node is one simulated Windows node: its HNS, the agent's ledger file,
+// engine Cache and Applier.
+type node struct {
+	b          *testing.B
+	cl         *enginetest.Cluster
+	sim        *sim.Sim
+	ledgerPath string
+	ledger     *hns.Ledger
+	cache      *engine.Cache
+	app        *apply.Applier
+	// reads and writes sum the HNS calls of the timed syncs.
+	reads, writes int
+}
+
+// newNode starts an agent on a fresh host; nothing is synced yet.
+func newNode(b *testing.B, cl *enginetest.Cluster, p sim.Profile) *node {
+	b.Helper()
+	s, err := cl.Host(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := &node{b: b, cl: cl, sim: s, ledgerPath: filepath.Join(b.TempDir(), "ledger")}
+	n.start()
+	return n
+}
+
+// start is a new agent process: the ledger reopened, a new Applier and a
+// new Cache, filled by the informers (not timed).
+func (n *node) start() {
+	n.b.Helper()
+	if n.ledger != nil {
+		n.ledger.Close()
+	}
+	n.cache = n.cl.Cache()
+	n.b.StartTimer()
+	l, err := hns.OpenLedger(n.ledgerPath)
+	if err != nil {
+		n.b.Fatal(err)
+	}
+	n.ledger, n.app = l, apply.New(n.sim, l)
+	n.b.StopTimer()
+}
+
+func (n *node) compute(v engine.HNSView) *engine.Desired {
+	n.cache.SetNode(n.cl.NodeName, n.cl.Config, nil, nil, v)
+	return n.cache.Desired()
+}
+
+// sync runs one sync and returns its HNS calls; it fails the benchmark on
+// any failure, since a failed call is not a cheap one.
+func (n *node) sync() sim.Counts {
+	n.b.Helper()
+	n.sim.Reset()
+	r, err := n.app.Sync(context.Background(), n.cl.Network.Name, enginetest.HostMAC, n.compute)
+	if err != nil || r.Skipped != "" || len(r.Failures) > 0 {
+		n.b.Fatalf("sync: %v, skipped %q, failures %v", err, r.Skipped, r.Failures)
+	}
+	return n.sim.Counts()
+}
+
+// timedSync is sync with the timer running; the caller stops it around
+// its own preparation.
+func (n *node) timedSync() sim.Counts {
+	n.b.StartTimer()
+	c := n.sync()
+	n.b.StopTimer()
+	n.reads += c.Reads
+	n.writes += c.Writes
+	return c
+}
+
+// report sets the per-op metrics; zeroWrites marks the scenarios whose goal
+// is no HNS write at all.
+func (n *node) report(zeroWrites bool) {
+	n.b.ReportMetric(float64(n.reads)/float64(n.b.N), "hns-reads/op")
+	n.b.ReportMetric(float64(n.writes)/float64(n.b.N), "hns-writes/op")
+	if zeroWrites && n.writes > 0 {
+		n.b.Errorf("goal missed: %d HNS writes in %d ops, want none", n.writes, n.b.N)
+	}
+}
+
+// scenarios runs the scenarios of docs/performance.md on one programmed
+// node. Each leaves the node as it found it.
+func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
+	n := newNode(b, cl, p)
+	n.sync()
+
+	svc, local, remote := mixedService(cl)
+	orig := cl.EndpointSlices[svc]
+	// The remote backend's pod is rescheduled to another node (new IP);
+	// the local backend's pod is replaced on this node (the CNI deletes its
+	// endpoint and creates one for the new pod).
+	movedTo := 1
+	if *orig.Endpoints[remote].NodeName == enginetest.NodeName(1) {
+		movedTo = 2
+	}
+	moved := enginetest.WithEndpoint(orig, remote, enginetest.PodIP(movedTo, enginetest.FreePodIndex), enginetest.NodeName(movedTo))
+	newPod := enginetest.PodIP(0, enginetest.FreePodIndex)
+	replaced := enginetest.WithEndpoint(orig, local, newPod, cl.NodeName)
+	oldPod := netip.MustParseAddr(orig.Endpoints[local].Addresses[0])
+
+	b.Run("first-sync", func(b *testing.B) {
+		b.ReportAllocs()
+		b.StopTimer()
+		var reads, writes int
+		var m *node
+		for range b.N {
+			m = newNode(b, cl, p)
+			c := m.timedSync()
+			reads, writes = reads+c.Reads, writes+c.Writes
+			m.ledger.Close()
+		}
+		m.reads, m.writes = reads, writes
+		m.report(false)
+	})
+	b.Run("unchanged", func(b *testing.B) {
+		n.b, n.reads, n.writes = b, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for range b.N {
+			n.timedSync()
+		}
+		n.report(true)
+	})
+	// Each op is one change: even ops apply it, odd ops revert it.
+	toggle := func(b *testing.B, change, revert func()) {
+		n.b, n.reads, n.writes = b, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for i := range b.N {
+			if i%2 == 0 {
+				change()
+			} else {
+				revert()
+			}
+			n.timedSync()
+		}
+		if b.N%2 == 1 {
+			revert()
+			n.sync()
+		}
+		n.report(false)
+	}
+	b.Run("remote-endpoint-moved", func(b *testing.B) {
+		toggle(b, func() { n.cache.SetEndpointSlice(moved) }, func() { n.cache.SetEndpointSlice(orig) })
+	})
+	b.Run("local-endpoint-replaced", func(b *testing.B) {
+		swap := func(from, to netip.Addr, s *discoveryv1.EndpointSlice) func() {
+			return func() {
+				n.replacePod(from, to)
+				n.cache.SetEndpointSlice(s)
+			}
+		}
+		toggle(b, swap(oldPod, newPod, replaced), swap(newPod, oldPod, orig))
+	})
+	b.Run("restart", func(b *testing.B) {
+		n.b, n.reads, n.writes = b, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for range b.N {
+			n.start()
+			n.timedSync()
+		}
+		n.report(true)
+	})
+	b.Run("restart-service-deleted", func(b *testing.B) {
+		n.b, n.reads, n.writes = b, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for range b.N {
+			// The service is deleted while the agent is down.
+			n.start()
+			n.cache.DeleteService(cl.Services[svc].Namespace, cl.Services[svc].Name)
+			n.cache.DeleteEndpointSlice(orig.Namespace, orig.Name)
+			n.timedSync()
+			// It comes back, for the next op.
+			n.cache.SetService(cl.Services[svc])
+			n.cache.SetEndpointSlice(orig)
+			n.sync()
+		}
+		n.report(false)
+	})
+}
+
+// mixedService returns the first service from 1 on with both local and
+// remote backends, with the index of its last local and last remote one
+// (§11: service 1, 2 local and 3 remote backends; Large: service 5, 1 and 9).
+func mixedService(cl *enginetest.Cluster) (svc, local, remote int) {
+	for svc = 1; ; svc++ {
+		local, remote = -1, -1
+		for i, e := range cl.EndpointSlices[svc].Endpoints {
+			if *e.NodeName == cl.NodeName {
+				local = i
+			} else {
+				remote = i
+			}
+		}
+		if local >= 0 && remote >= 0 {
+			return svc, local, remote
+		}
+	}
+}
+
+// replacePod deletes the CNI endpoint of from and creates one for to, as
+// when a local pod is replaced.
+func (n *node) replacePod(from, to netip.Addr) {
+	n.b.Helper()
+	st, err := n.sim.Snapshot()
+	if err != nil {
+		n.b.Fatal(err)
+	}
+	for _, ep := range st.Endpoints {
+		if !ep.Remote && ep.HasIP(from) {
+			if err := n.sim.RemoveEndpoint(ep.ID); err != nil {
+				n.b.Fatal(err)
+			}
+		}
+	}
+	if _, err := n.sim.AddLocalEndpoint(n.cl.Network.Name, "pod-"+to.String(), to); err != nil {
+		n.b.Fatal(err)
+	}
+}
