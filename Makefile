@@ -75,6 +75,11 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
+.PHONY: bench
+bench: ## Run the benchmarks of docs/performance.md.
+	go test -run '^$$' -bench . -benchmem ./agent/engine
+	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
+
 .PHONY: test
 test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
