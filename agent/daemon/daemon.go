@@ -103,11 +103,16 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.HealthAddr,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		Cache: cache.Options{
+			// Every Service and EndpointSlice of the cluster is cached; their managed fields are
+			// never read and are often the bigger half of the object.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
 			// The agent may only read its own WindowsProxyNode; watching just that one also keeps
 			// a 1,000-node cluster from fanning every node's status out to every agent.
-			&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
-		}},
+				&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
+			},
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
