@@ -108,8 +108,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			// never read and are often the bigger half of the object.
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
-			// The agent may only read its own WindowsProxyNode; watching just that one also keeps
-			// a 1,000-node cluster from fanning every node's status out to every agent.
+				// The agent may only read its own WindowsProxyNode; watching just that one also keeps
+				// a 1,000-node cluster from fanning every node's status out to every agent.
 				&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
 			},
 		},
