@@ -41,16 +41,3 @@ func TestNetworkTypeIsOverlay(t *testing.T) {
 		}
 	}
 }
-
-func TestProviderAddressFor(t *testing.T) {
-	n := Network{RemoteSubnetRoutes: []RemoteSubnetRoute{
-		{DestinationPrefix: netip.MustParsePrefix("10.244.1.0/24"), ProviderAddress: netip.MustParseAddr("10.0.0.2")},
-		{DestinationPrefix: netip.MustParsePrefix("10.244.2.0/24"), ProviderAddress: netip.MustParseAddr("10.0.0.3")},
-	}}
-	if pa, ok := n.ProviderAddressFor(netip.MustParseAddr("10.244.2.7")); !ok || pa != netip.MustParseAddr("10.0.0.3") {
-		t.Errorf("got %v %v", pa, ok)
-	}
-	if _, ok := n.ProviderAddressFor(netip.MustParseAddr("8.8.8.8")); ok {
-		t.Error("public IP matched a remote subnet")
-	}
-}

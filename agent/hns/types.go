@@ -49,17 +49,6 @@ type RemoteSubnetRoute struct {
 	DistributedRouterMAC string       `json:"distributedRouterMAC,omitempty"`
 }
 
-// ProviderAddressFor returns the provider address of the first remote subnet
-// containing ip, or false when ip is in none of them.
-func (n Network) ProviderAddressFor(ip netip.Addr) (netip.Addr, bool) {
-	for _, r := range n.RemoteSubnetRoutes {
-		if r.DestinationPrefix.Contains(ip) {
-			return r.ProviderAddress, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
 // Endpoint is an HNS endpoint. Local endpoints are pod vNICs created by the
 // CNI; remote endpoints are created by the proxy for backends on other nodes.
 type Endpoint struct {
