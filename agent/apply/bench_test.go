@@ -73,7 +73,7 @@ func newNode(b *testing.B, cl *enginetest.Cluster, p sim.Profile) *node {
 func (n *node) start() {
 	n.b.Helper()
 	if n.ledger != nil {
-		n.ledger.Close()
+		n.closeLedger()
 	}
 	n.cache = n.cl.Cache()
 	n.b.StartTimer()
@@ -83,6 +83,13 @@ func (n *node) start() {
 	}
 	n.ledger, n.app = l, apply.New(n.sim, l)
 	n.b.StopTimer()
+}
+
+// closeLedger ends the process's hold on its ledger file.
+func (n *node) closeLedger() {
+	if err := n.ledger.Close(); err != nil {
+		n.b.Fatal(err)
+	}
 }
 
 func (n *node) compute(v engine.HNSView) *engine.Desired {
@@ -152,7 +159,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 			m = newNode(b, cl, p)
 			c := m.timedSync()
 			reads, writes = reads+c.Reads, writes+c.Writes
-			m.ledger.Close()
+			m.closeLedger()
 		}
 		m.reads, m.writes = reads, writes
 		m.report(false)
