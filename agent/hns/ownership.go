@@ -144,10 +144,21 @@ func (l *Ledger) sorted(k ObjectKind) []string {
 func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
 
 // Owns reports whether id of kind k was created (or adopted) by winproxy.
+// It is called for every listed object on every sync, so it looks id up as
+// it is first: stored IDs are normalised, and HNS returns them that way,
+// which spares normID's scan (and its copy when id is in lower case).
 func (l *Ledger) Owns(k ObjectKind, id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := l.ids[k][normID(id)]
+	ids := l.ids[k]
+	if _, ok := ids[id]; ok {
+		return true
+	}
+	n := normID(id)
+	if n == id {
+		return false
+	}
+	_, ok := ids[n]
 	return ok
 }
 

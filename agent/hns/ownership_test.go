@@ -173,3 +173,30 @@ func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
 		t.Errorf("delete while HNS down: %v, owned=%v", err, o2.OwnsLoadBalancer(foreign.ID))
 	}
 }
+
+func TestLedgerOwnsIgnoresCaseAndSpace(t *testing.T) {
+	l, err := hns.OpenLedger("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(hns.KindEndpoint, "ab-12"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"AB-12", "ab-12", "Ab-12", " ab-12 "} {
+		if !l.Owns(hns.KindEndpoint, id) {
+			t.Errorf("Owns(%q) = false, want true", id)
+		}
+	}
+	for _, id := range []string{"AB-1", "", "ab-123"} {
+		if l.Owns(hns.KindEndpoint, id) {
+			t.Errorf("Owns(%q) = true, want false", id)
+		}
+	}
+	if l.Owns(hns.KindLoadBalancer, "AB-12") {
+		t.Error("Owns mixes kinds")
+	}
+	// The agent asks for every listed object on every sync.
+	if n := testing.AllocsPerRun(100, func() { l.Owns(hns.KindEndpoint, "AB-12") }); n != 0 {
+		t.Errorf("Owns of a stored ID allocates %v times, want 0", n)
+	}
+}
