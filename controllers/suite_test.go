@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,6 +56,8 @@ func (c *offsetClock) advance(d time.Duration)         { c.offset.Add(int64(d)) 
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// last is the time of the last WindowsProxyNode write.
+	last time.Time
 }
 
 func (w *writeCounter) add(verb string, obj client.Object, sub string) {
@@ -65,6 +68,16 @@ func (w *writeCounter) add(verb string, obj client.Object, sub string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.counts[key]++
+	if _, ok := obj.(*winproxyv1alpha1.WindowsProxyNode); ok && sub == "" {
+		w.last = time.Now()
+	}
+}
+
+// lastAt is when the last WindowsProxyNode (spec) write was made.
+func (w *writeCounter) lastAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
 }
 
 func (w *writeCounter) snapshot() map[string]int {
@@ -199,12 +212,18 @@ type agents struct {
 
 func startAgents(t testing.TB, prefix string) *agents {
 	t.Helper()
+	return startAgentsEvery(t, prefix, 50*time.Millisecond)
+}
+
+// startAgentsEvery starts agents that look at their WindowsProxyNodes every interval.
+func startAgentsEvery(t testing.TB, prefix string, interval time.Duration) *agents {
+	t.Helper()
 	a := &agents{prefix: prefix, how: map[string]behaviour{}, downgraded: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
@@ -219,50 +238,70 @@ func startAgents(t testing.TB, prefix string) *agents {
 	return a
 }
 
+// downgrade makes node's agent report DualStackDowngraded=True.
+func (a *agents) downgrade(node string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.downgraded[node] = true
+}
+
 func (a *agents) set(node string, b behaviour) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.how[node] = b
 }
 
+// sync answers every WindowsProxyNode, with a few writers at once like independent agents.
 func (a *agents) sync(ctx context.Context) {
 	var list winproxyv1alpha1.WindowsProxyNodeList
 	if err := env.Client.List(ctx, &list); err != nil {
 		return
 	}
+	work := make(chan *winproxyv1alpha1.WindowsProxyNode)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for w := range work {
+				a.answer(ctx, w)
+			}
+		})
+	}
 	for i := range list.Items {
-		w := &list.Items[i]
-		if len(w.Name) < len(a.prefix) || w.Name[:len(a.prefix)] != a.prefix {
-			continue
+		if w := &list.Items[i]; strings.HasPrefix(w.Name, a.prefix) {
+			work <- w
 		}
-		a.mu.Lock()
-		how, down := a.how[w.Name], a.downgraded[w.Name]
-		a.mu.Unlock()
-		if how == silent {
-			continue
-		}
-		before := w.DeepCopy()
-		w.Status.ObservedHash = w.Spec.Hash
-		programmed, degraded := metav1.ConditionTrue, metav1.ConditionFalse
-		reason := winproxyv1alpha1.ReasonSynced
-		if how == degrades {
-			programmed, degraded, reason = metav1.ConditionFalse, metav1.ConditionTrue, winproxyv1alpha1.ReasonSyncFailed
-		}
-		downgraded, downReason := metav1.ConditionFalse, winproxyv1alpha1.ReasonDualStackNotRequested
-		if down {
-			downgraded, downReason = metav1.ConditionTrue, winproxyv1alpha1.ReasonOverlayNetwork
-		}
-		for _, c := range []metav1.Condition{
-			{Type: winproxyv1alpha1.ConditionProgrammed, Status: programmed, Reason: reason, Message: "simulated agent"},
-			{Type: winproxyv1alpha1.ConditionDegraded, Status: degraded, Reason: reason, Message: "simulated agent"},
-			{Type: winproxyv1alpha1.ConditionDualStackDowngraded, Status: downgraded, Reason: downReason, Message: "simulated agent"},
-		} {
-			c.ObservedGeneration = w.Generation
-			meta.SetStatusCondition(&w.Status.Conditions, c)
-		}
-		if statusEqual(before, w) {
-			continue
-		}
+	}
+	close(work)
+	wg.Wait()
+}
+
+func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNode) {
+	a.mu.Lock()
+	how, down := a.how[w.Name], a.downgraded[w.Name]
+	a.mu.Unlock()
+	if how == silent {
+		return
+	}
+	before := w.DeepCopy()
+	w.Status.ObservedHash = w.Spec.Hash
+	programmed, degraded := metav1.ConditionTrue, metav1.ConditionFalse
+	reason := winproxyv1alpha1.ReasonSynced
+	if how == degrades {
+		programmed, degraded, reason = metav1.ConditionFalse, metav1.ConditionTrue, winproxyv1alpha1.ReasonSyncFailed
+	}
+	downgraded, downReason := metav1.ConditionFalse, winproxyv1alpha1.ReasonDualStackNotRequested
+	if down {
+		downgraded, downReason = metav1.ConditionTrue, winproxyv1alpha1.ReasonOverlayNetwork
+	}
+	for _, c := range []metav1.Condition{
+		{Type: winproxyv1alpha1.ConditionProgrammed, Status: programmed, Reason: reason, Message: "simulated agent"},
+		{Type: winproxyv1alpha1.ConditionDegraded, Status: degraded, Reason: reason, Message: "simulated agent"},
+		{Type: winproxyv1alpha1.ConditionDualStackDowngraded, Status: downgraded, Reason: downReason, Message: "simulated agent"},
+	} {
+		c.ObservedGeneration = w.Generation
+		meta.SetStatusCondition(&w.Status.Conditions, c)
+	}
+	if !statusEqual(before, w) {
 		_ = env.Client.Status().Patch(ctx, w, client.MergeFrom(before))
 	}
 }
@@ -292,28 +331,48 @@ type nodeSpec struct {
 func createNodes(t testing.TB, specs ...nodeSpec) {
 	t.Helper()
 	ctx := context.Background()
-	for i, s := range specs {
-		osName := "windows"
-		if s.linux {
-			osName = "linux"
-		}
-		lbls := map[string]string{winproxyv1alpha1.OSLabel: osName}
-		for k, v := range s.labels {
-			lbls[k] = v
-		}
-		n := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls},
-			Spec:       corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)}},
-		}
-		if err := env.Client.Create(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		n.Status.NodeInfo.KubeletVersion = s.kubelet
-		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.168.%d.%d", i/250, 1+i%250)}}
-		if err := env.Client.Status().Update(ctx, n); err != nil {
+	errs := make(chan error, len(specs))
+	idx := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range idx {
+				errs <- createNode(ctx, i, specs[i])
+			}
+		})
+	}
+	for i := range specs {
+		idx <- i
+	}
+	close(idx)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func createNode(ctx context.Context, i int, s nodeSpec) error {
+	osName := "windows"
+	if s.linux {
+		osName = "linux"
+	}
+	lbls := map[string]string{winproxyv1alpha1.OSLabel: osName}
+	for k, v := range s.labels {
+		lbls[k] = v
+	}
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls},
+		Spec:       corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)}},
+	}
+	if err := env.Client.Create(ctx, n); err != nil {
+		return err
+	}
+	n.Status.NodeInfo.KubeletVersion = s.kubelet
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.168.%d.%d", i/250, 1+i%250)}}
+	return env.Client.Status().Update(ctx, n)
 }
 
 // cleanup deletes every config, node and WindowsProxyNode, so each test starts from nothing.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,7 @@ type WindowsProxyConfigReconciler struct {
 	client   client.Client
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
+	recent   recentWrites
 }
 
 var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
@@ -193,10 +195,15 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	for _, n := range s.owned {
 		owned[n.Name] = true
 	}
-	s.wpns = make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(s.owned))
+	all := make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(wpns.Items))
 	for i := range wpns.Items {
-		if w := &wpns.Items[i]; w.Spec.ConfigName == s.config.Name || owned[w.Name] {
-			s.wpns[w.Name] = w
+		all[wpns.Items[i].Name] = &wpns.Items[i]
+	}
+	r.recent.freshen(all)
+	s.wpns = make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(s.owned))
+	for name, w := range all {
+		if w.Spec.ConfigName == s.config.Name || owned[name] {
+			s.wpns[name] = w
 		}
 	}
 	s.selected = true
@@ -245,30 +252,56 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 		Now:              now,
 	})
 
-	var errs []error
-	for _, name := range slices.Concat(s.plan.Create, s.plan.Update) {
-		w, err := r.writeNode(ctx, s.config, s.wpns[name], name, s.resolved[name], now)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	writes := slices.Concat(s.plan.Create, s.plan.Update)
+	written := make([]*winproxyv1alpha1.WindowsProxyNode, len(writes))
+	errs := parallel(len(writes), func(i int) (err error) {
+		written[i], err = r.writeNode(ctx, s.config, s.wpns[writes[i]], writes[i], s.resolved[writes[i]], now)
+		return err
+	})
+	for i, w := range written {
+		if w != nil {
+			s.wpns[writes[i]] = w
 		}
-		s.wpns[name] = w
 	}
 	owned := make(map[string]bool, len(s.owned))
 	for _, n := range s.owned {
 		owned[n.Name] = true
 	}
+	var stale []*winproxyv1alpha1.WindowsProxyNode
 	for name, w := range s.wpns {
-		if owned[name] || w.Spec.ConfigName != s.config.Name {
-			continue
+		if !owned[name] && w.Spec.ConfigName == s.config.Name {
+			stale = append(stale, w)
 		}
-		if err := r.deleteNode(ctx, w); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		delete(s.wpns, name)
+	}
+	errs = append(errs, parallel(len(stale), func(i int) error { return r.deleteNode(ctx, stale[i]) })...)
+	for _, w := range stale {
+		delete(s.wpns, w.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// writeWorkers bounds the API writes one reconcile has in flight: a 100% rollout to a large
+// fleet is bound by request latency, not by the apiserver's throughput.
+const writeWorkers = 16
+
+// parallel runs fn(0..n-1) on up to writeWorkers goroutines and returns the errors.
+func parallel(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, writeWorkers) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
 // writeNode gives node name its resolved config, creating its WindowsProxyNode or taking it over
@@ -293,12 +326,14 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 		if err := r.client.Create(ctx, w); err != nil {
 			return nil, fmt.Errorf("creating WindowsProxyNode %s: %w", name, err)
 		}
+		r.recent.record("", w)
 		return w, nil
 	}
 	log.V(2).Info("Updating WindowsProxyNode", "previousHash", existing.Spec.Hash, "previousConfig", existing.Spec.ConfigName)
 	if err := r.client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("updating WindowsProxyNode %s: %w", name, err)
 	}
+	r.recent.record(existing.ResourceVersion, w)
 	return w, nil
 }
 
@@ -311,6 +346,7 @@ func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winpro
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting WindowsProxyNode %s: %w", w.Name, err)
 	}
+	r.recent.forget(w.Name)
 	return nil
 }
 
@@ -323,11 +359,7 @@ func (r *WindowsProxyConfigReconciler) reconcileDelete(ctx context.Context, name
 	if err := r.client.List(ctx, &wpns, client.MatchingFields{configNameField: name}); err != nil {
 		return fmt.Errorf("listing WindowsProxyNodes of deleted config %s: %w", name, err)
 	}
-	var errs []error
-	for i := range wpns.Items {
-		errs = append(errs, r.deleteNode(ctx, &wpns.Items[i]))
-	}
-	return errors.Join(errs...)
+	return errors.Join(parallel(len(wpns.Items), func(i int) error { return r.deleteNode(ctx, &wpns.Items[i]) })...)
 }
 
 // agentReport says whether the agent programmed w's current hash, or reports it Degraded. The

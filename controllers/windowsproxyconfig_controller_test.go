@@ -48,7 +48,7 @@ func selecting(lbls map[string]string) func(*winproxyv1alpha1.WindowsProxyConfig
 	}
 }
 
-func createConfig(t *testing.T, c *winproxyv1alpha1.WindowsProxyConfig) {
+func createConfig(t testing.TB, c *winproxyv1alpha1.WindowsProxyConfig) {
 	t.Helper()
 	if err := env.Client.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func updateConfig(t *testing.T, name string, mutate func(*winproxyv1alpha1.Windo
 	}
 }
 
-func getConfig(t *testing.T, name string) *winproxyv1alpha1.WindowsProxyConfig {
+func getConfig(t testing.TB, name string) *winproxyv1alpha1.WindowsProxyConfig {
 	t.Helper()
 	c := &winproxyv1alpha1.WindowsProxyConfig{}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, c); err != nil {
@@ -77,7 +77,7 @@ func getConfig(t *testing.T, name string) *winproxyv1alpha1.WindowsProxyConfig {
 }
 
 // wpns returns the WindowsProxyNodes by name.
-func wpns(t *testing.T) map[string]*winproxyv1alpha1.WindowsProxyNode {
+func wpns(t testing.TB) map[string]*winproxyv1alpha1.WindowsProxyNode {
 	t.Helper()
 	var list winproxyv1alpha1.WindowsProxyNodeList
 	if err := env.Client.List(context.Background(), &list); err != nil {
@@ -117,7 +117,7 @@ func waitReady(t *testing.T, name string) *winproxyv1alpha1.WindowsProxyConfig {
 }
 
 // hashes returns each WindowsProxyNode's spec.hash.
-func hashes(t *testing.T) map[string]string {
+func hashes(t testing.TB) map[string]string {
 	out := map[string]string{}
 	for name, w := range wpns(t) {
 		out[name] = w.Spec.Hash
@@ -127,7 +127,7 @@ func hashes(t *testing.T) map[string]string {
 
 func TestFleetResolvesPerNodeVersion(t *testing.T) {
 	c := startController(t)
-	startAgents(t, "fleet-")
+	ag := startAgents(t, "fleet-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t,
 		nodeSpec{name: "fleet-114", kubelet: "v1.14.10"},
@@ -222,9 +222,14 @@ func TestFleetResolvesPerNodeVersion(t *testing.T) {
 		t.Errorf("Ready = %+v, want False while two nodes cannot use the config", cond(cfg, winproxyv1alpha1.ConditionReady))
 	}
 
-	// Fixed again: Ready, kstatus Current, and kubectl wait returns.
+	// Fixed again: Ready, kstatus Current, and kubectl wait returns. One node proxies IPv4 only.
+	ag.downgrade("fleet-120")
 	updateConfig(t, "fleet", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.FeatureGates = map[string]bool{"WinDSR": true} })
+	cfg = waitCondition(t, "fleet", winproxyv1alpha1.ConditionDualStackDowngraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDowngraded)
 	cfg = waitReady(t, "fleet")
+	if cfg.Status.Nodes.DualStackDowngraded != 1 {
+		t.Errorf("dualStackDowngraded = %d, want 1", cfg.Status.Nodes.DualStackDowngraded)
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
 	if err != nil {
 		t.Fatal(err)
