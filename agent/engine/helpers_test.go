@@ -2,9 +2,10 @@ package engine
 
 import (
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"net/netip"
 	"strings"
+
+	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"

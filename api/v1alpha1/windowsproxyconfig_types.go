@@ -408,7 +408,3 @@ type WindowsProxyConfigList struct {
 	// items are the configs.
 	Items []WindowsProxyConfig `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WindowsProxyConfig{}, &WindowsProxyConfigList{})
-}

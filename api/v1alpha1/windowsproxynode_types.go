@@ -294,7 +294,3 @@ type WindowsProxyNodeList struct {
 	// items are the nodes.
 	Items []WindowsProxyNode `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WindowsProxyNode{}, &WindowsProxyNodeList{})
-}

@@ -42,7 +42,9 @@ type host struct {
 	windowsBuild string
 	// hostMAC returns the MAC of the interface holding ip.
 	hostMAC func(ip netip.Addr) string
-	close   func() error
+	// close releases the host (and ledger); nothing is left unwritten by then, so it reports no
+	// error.
+	close func()
 }
 
 func (f *hnsFlags) open() (*host, error) {
@@ -63,13 +65,13 @@ func (f *hnsFlags) open() (*host, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: simulatedHostMAC, close: s.Close}, nil
+		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: simulatedHostMAC, close: func() { _ = s.Close() }}, nil
 	case "windows":
 		c, build, err := openWindowsHNS()
 		if err != nil {
 			return nil, err
 		}
-		return &host{client: c, windowsBuild: build, hostMAC: interfaceMAC, close: func() error { return nil }}, nil
+		return &host{client: c, windowsBuild: build, hostMAC: interfaceMAC, close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("--hns must be windows or sim, not %q", f.kind)
 }
@@ -85,11 +87,11 @@ func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
 		var ledger *hns.Ledger
 		if ledger, err = hns.OpenLedger(path); err == nil {
 			closeHost := h.close
-			h.close = func() error { return errors.Join(ledger.Close(), closeHost()) }
+			h.close = func() { _ = ledger.Close(); closeHost() }
 			return h, ledger, nil
 		}
 	}
-	_ = h.close()
+	h.close()
 	return nil, nil, err
 }
 

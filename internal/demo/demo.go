@@ -212,7 +212,7 @@ func (r *run) wait(ctx context.Context, done func(*v1alpha1.WindowsProxyConfig) 
 		}
 		if time.Now().After(deadline) {
 			r.kubectl("get", "wpc,wpn", "-o", "wide")
-			return fmt.Errorf("the config did not settle within %v (last error: %v)", r.opts.Timeout, err)
+			return fmt.Errorf("the config did not settle within %v (last error: %w)", r.opts.Timeout, err)
 		}
 		select {
 		case <-ctx.Done():

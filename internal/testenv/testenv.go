@@ -302,7 +302,7 @@ func (e *Env) waitReady(exited <-chan struct{}) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver not ready after a restart: %v", err)
+			return fmt.Errorf("kube-apiserver not ready after a restart: %w", err)
 		}
 		select {
 		case <-exited:

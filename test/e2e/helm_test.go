@@ -287,12 +287,12 @@ func TestHelmLifecycle(t *testing.T) {
 	eventually(t, 30*time.Second, func() error {
 		for _, kind := range []string{"deployment/winproxy-controller", "daemonset/winproxy-agent"} {
 			if _, err := kubectlOn(e, "-n", ns, "get", kind); err == nil || !strings.Contains(err.Error(), "NotFound") {
-				return fmt.Errorf("%s still there after uninstall (%v)", kind, err)
+				return fmt.Errorf("%s still there after uninstall (%w)", kind, err)
 			}
 		}
 		for _, kind := range []string{"clusterrole/winproxy-controller", "clusterrole/winproxy-agent", "wpc/default"} {
 			if _, err := kubectlOn(e, "get", kind); err == nil || !strings.Contains(err.Error(), "NotFound") {
-				return fmt.Errorf("%s still there after uninstall (%v)", kind, err)
+				return fmt.Errorf("%s still there after uninstall (%w)", kind, err)
 			}
 		}
 		return nil

@@ -91,7 +91,7 @@ func TestKustomizeDeploy(t *testing.T) {
 	eventually(t, 30*time.Second, func() error {
 		for _, obj := range []string{"crd/windowsproxyconfigs.winproxy.io", "clusterrole/winproxy-agent-role", "validatingadmissionpolicy/winproxy-agent-own-node"} {
 			if _, err := kubectlOn(e, "get", obj); err == nil || !strings.Contains(err.Error(), "NotFound") {
-				return fmt.Errorf("%s still there after undeploy (%v)", obj, err)
+				return fmt.Errorf("%s still there after undeploy (%w)", obj, err)
 			}
 		}
 		return nil

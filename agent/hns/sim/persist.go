@@ -90,11 +90,11 @@ func (s *store) save(st State) error {
 	_, werr := tmp.Write(append(b, '\n'))
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("sim: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("sim: %w", err)
 	}
 	fi, err := os.Stat(s.path)

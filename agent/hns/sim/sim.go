@@ -78,13 +78,13 @@ func New(opts ...Option) (*Sim, error) {
 	}
 	s.store = st
 	if err := st.acquire(); err != nil {
-		st.close()
+		_ = st.close()
 		return nil, err
 	}
 	defer st.release()
 	loaded, ok, err := st.load()
 	if err != nil {
-		st.close()
+		_ = st.close()
 		return nil, err
 	}
 	if ok {
@@ -92,7 +92,7 @@ func New(opts ...Option) (*Sim, error) {
 		return s, nil
 	}
 	if err := st.save(s.h.state()); err != nil {
-		st.close()
+		_ = st.close()
 		return nil, err
 	}
 	return s, nil

@@ -28,9 +28,9 @@ type fixture struct {
 	pod1, pod2 hns.Endpoint
 }
 
-func newFixture(t *testing.T, p sim.Profile, opts ...sim.Option) fixture {
+func newFixture(t *testing.T, p sim.Profile) fixture {
 	t.Helper()
-	s, err := sim.New(append([]sim.Option{sim.WithProfile(p), sim.WithDeterministicIDs()}, opts...)...)
+	s, err := sim.New(sim.WithProfile(p), sim.WithDeterministicIDs())
 	if err != nil {
 		t.Fatal(err)
 	}
