@@ -42,7 +42,8 @@ type Applier struct {
 	noModify bool
 	lbIDs    map[engine.LBKey]string
 	epIDs    map[netip.Addr]string
-	retries  map[string]*retry
+	retries  map[retryKey]*retry
+	index    *index
 }
 
 type retry struct {
@@ -69,7 +70,8 @@ func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
 	a := &Applier{
 		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},
 		base: time.Second, max: 5 * time.Minute,
-		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[string]*retry{},
+		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[retryKey]*retry{},
+		index: newIndex(),
 	}
 	for _, o := range opts {
 		o(a)
@@ -130,7 +132,7 @@ func (a *Applier) Sync(ctx context.Context, networkName, hostMAC string, compute
 	return a.Apply(ctx, o, compute(o.View))
 }
 
-func (a *Applier) backoff(key string, err error) {
+func (a *Applier) backoff(key retryKey, err error) {
 	r := a.retries[key]
 	if r == nil {
 		r = &retry{}
@@ -146,7 +148,7 @@ func (a *Applier) backoff(key string, err error) {
 }
 
 // waiting reports whether key failed recently and its retry is not due.
-func (a *Applier) waiting(key string) (error, bool) {
+func (a *Applier) waiting(key retryKey) (error, bool) {
 	r := a.retries[key]
 	if r == nil || !a.clock.Now().Before(r.next) {
 		return nil, false
@@ -154,8 +156,16 @@ func (a *Applier) waiting(key string) (error, bool) {
 	return r.err, true
 }
 
-func lbRetryKey(k engine.LBKey) string { return "lb " + k.String() }
-func epRetryKey(ip netip.Addr) string  { return "ep " + ip.String() }
+// retryKey names an object whose write failed: a load balancer by key or
+// an endpoint by IP. A struct, not a string, so that clearing the retry of
+// every programmed LB on every sync formats nothing.
+type retryKey struct {
+	lb engine.LBKey
+	ep netip.Addr
+}
+
+func lbRetryKey(k engine.LBKey) retryKey { return retryKey{lb: k} }
+func epRetryKey(ip netip.Addr) retryKey  { return retryKey{ep: ip} }
 
 // isFatal reports errors that end the sync: HNS went away or the caller
 // gave up. Nothing more can be learnt by trying the other objects.
@@ -164,8 +174,12 @@ func isFatal(err error) bool {
 }
 
 // sameIDs compares backend ID lists as sets, case-insensitively (HNS GUIDs
-// come in both cases).
+// come in both cases). HNS keeps the order it was given, so the lists are
+// usually identical, which is checked first without copying them.
 func sameIDs(a, b []string) bool {
+	if slices.Equal(a, b) {
+		return true
+	}
 	norm := func(ids []string) []string {
 		out := make([]string, len(ids))
 		for i, id := range ids {

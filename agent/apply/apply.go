@@ -74,12 +74,41 @@ type syncState struct {
 	o   *Observation
 	d   *engine.Desired
 	r   *Result
+	*index
 
-	local      map[netip.Addr]string       // IP -> local endpoint ID
-	remoteByIP map[netip.Addr]hns.Endpoint // IP -> remote endpoint (ours preferred)
-	listedEP   map[string]hns.Endpoint     // ID -> endpoint
-	listedLB   map[string]hns.LoadBalancer // ID -> LB
-	claimed    map[string]bool             // LB IDs mapped to a desired key this sync
+	observed      map[string]bool // upper-case IDs of the listed endpoints; built only if needed
+	gone          map[string]bool // upper-case IDs of listed endpoints deleted this sync
+	createdRemote int             // remote endpoints created this sync
+}
+
+// index is a sync's lookup tables over what HNS listed. The Applier keeps
+// one and clears it after each sync, so that a resync reuses its storage
+// instead of allocating (and collecting) maps of every endpoint again.
+type index struct {
+	local      map[netip.Addr]string        // IP -> local endpoint ID
+	remoteByIP map[netip.Addr]*hns.Endpoint // IP -> remote endpoint (ours preferred)
+	ours       []*hns.Endpoint              // listed remote endpoints of ours
+	listedLB   map[string]hns.LoadBalancer  // ID -> LB
+	claimed    map[string]bool              // LB IDs mapped to a desired key this sync
+	vips       []netip.Addr                 // build's scratch
+	ids        []string                     // build's scratch
+}
+
+func newIndex() *index {
+	return &index{local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]*hns.Endpoint{},
+		listedLB: map[string]hns.LoadBalancer{}, claimed: map[string]bool{}}
+}
+
+// reset empties the index, keeping its storage but no reference into the
+// last observation.
+func (x *index) reset() {
+	clear(x.local)
+	clear(x.remoteByIP)
+	clear(x.ours)
+	x.ours = x.ours[:0]
+	clear(x.listedLB)
+	clear(x.claimed)
+	clear(x.ids[:cap(x.ids)])
 }
 
 // Apply programs d given what o observed. HNS is left as it is when d is
@@ -100,9 +129,8 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 	}
 	a.networkID = o.View.Network.ID
 
-	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r,
-		local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]hns.Endpoint{},
-		listedEP: map[string]hns.Endpoint{}, listedLB: map[string]hns.LoadBalancer{}, claimed: map[string]bool{}}
+	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: a.index}
+	defer a.index.reset()
 	err := s.run()
 	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
 	return r, err
@@ -148,24 +176,30 @@ func (s *syncState) fail(object string, err error) {
 // endpoint's IP (the WS2019/2022 quirk) is deleted; foreign ones are left.
 func (s *syncState) indexEndpoints() error {
 	a := s.a
-	var dups []hns.Endpoint
-	for _, ep := range s.o.View.Endpoints {
-		s.listedEP[strings.ToUpper(ep.ID)] = ep
-		if !ep.Remote {
-			for _, ip := range ep.IPs {
-				s.local[ip] = ep.ID
+	eps := s.o.View.Endpoints
+	for i := range eps {
+		if !eps[i].Remote {
+			for _, ip := range eps[i].IPs {
+				s.local[ip] = eps[i].ID
 			}
 		}
 	}
-	for _, ep := range s.o.View.Endpoints {
+	var dups []*hns.Endpoint
+	for i := range eps {
+		ep := &eps[i]
 		if !ep.Remote {
 			continue
 		}
-		mine := a.owned.OwnsEndpoint(ep)
-		if mine && !a.owned.Ledger.Owns(hns.KindEndpoint, ep.ID) {
+		// Owned.OwnsEndpoint, with the ledger asked once.
+		recorded := a.owned.Ledger.Owns(hns.KindEndpoint, ep.ID)
+		mine := recorded || hns.HasOwnedName(*ep)
+		if mine && !recorded {
 			if err := a.owned.Adopt(hns.KindEndpoint, ep.ID); err != nil {
 				return err
 			}
+		}
+		if mine {
+			s.ours = append(s.ours, ep)
 		}
 		for _, ip := range ep.IPs {
 			if _, isLocal := s.local[ip]; isLocal {
@@ -174,7 +208,7 @@ func (s *syncState) indexEndpoints() error {
 				}
 				continue
 			}
-			if cur, ok := s.remoteByIP[ip]; !ok || (!a.owned.OwnsEndpoint(cur) && mine) {
+			if cur, ok := s.remoteByIP[ip]; !ok || (mine && !a.owned.OwnsEndpoint(*cur)) {
 				s.remoteByIP[ip] = ep
 			}
 		}
@@ -182,7 +216,7 @@ func (s *syncState) indexEndpoints() error {
 	// Endpoints we knew by IP that are no longer listed were deleted behind
 	// our back (or went with the network); forget them.
 	for ip, id := range a.epIDs {
-		if _, ok := s.listedEP[strings.ToUpper(id)]; !ok {
+		if !s.listed(ip, id) {
 			delete(a.epIDs, ip)
 			_ = a.owned.Ledger.Forget(hns.KindEndpoint, id)
 			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
@@ -199,9 +233,37 @@ func (s *syncState) indexEndpoints() error {
 			continue
 		}
 		s.write(WriteEPDelete)
-		delete(s.listedEP, strings.ToUpper(ep.ID))
+		s.markGone(ep.ID)
 	}
 	return nil
+}
+
+// listed reports whether the endpoint id, remembered for ip, was listed.
+// It nearly always is the one listed for ip; only when it is not are all
+// listed IDs indexed.
+func (s *syncState) listed(ip netip.Addr, id string) bool {
+	if ep, ok := s.remoteByIP[ip]; ok && ep.ID == id {
+		return true
+	}
+	if s.observed == nil {
+		s.observed = make(map[string]bool, len(s.o.View.Endpoints))
+		for i := range s.o.View.Endpoints {
+			s.observed[strings.ToUpper(s.o.View.Endpoints[i].ID)] = true
+		}
+	}
+	return s.observed[strings.ToUpper(id)]
+}
+
+// markGone records that a listed endpoint was deleted this sync.
+func (s *syncState) markGone(id string) {
+	if s.gone == nil {
+		s.gone = map[string]bool{}
+	}
+	s.gone[strings.ToUpper(id)] = true
+}
+
+func (s *syncState) isGone(id string) bool {
+	return len(s.gone) > 0 && s.gone[strings.ToUpper(id)]
 }
 
 // ensureSourceVIP creates the overlay source-VIP endpoint when the engine
@@ -235,59 +297,85 @@ func (s *syncState) ensureSourceVIP() error {
 	}
 	delete(s.a.retries, key)
 	s.local[want.IP] = ep.ID
-	s.listedEP[strings.ToUpper(ep.ID)] = ep
 	return nil
 }
 
 // ensureRemoteEndpoints resolves every desired remote endpoint to an HNS ID:
 // ours if it matches, a foreign one holding the IP as it is, else a new one.
+// Most are resolved as listed, in any order; only the rest are sorted, so
+// that calls are made in IP order.
 func (s *syncState) ensureRemoteEndpoints() error {
+	var todo []engine.RemoteEndpoint
+	for _, want := range s.d.RemoteEndpoints {
+		if !s.resolveRemote(want) {
+			todo = append(todo, want)
+		}
+	}
+	slices.SortFunc(todo, func(a, b engine.RemoteEndpoint) int { return a.IP.Compare(b.IP) })
+	for _, want := range todo {
+		if err := s.replaceRemote(want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveRemote maps want to the endpoint holding its IP, unless that is
+// missing or one of ours that no longer matches.
+func (s *syncState) resolveRemote(want engine.RemoteEndpoint) bool {
+	if _, ok := s.local[want.IP]; ok {
+		return true
+	}
+	ep, ok := s.remoteByIP[want.IP]
+	if !ok {
+		return false
+	}
+	// A foreign endpoint is used as it is; ours must match.
+	if !remoteMatches(*ep, want) && s.a.owned.OwnsEndpoint(*ep) {
+		return false
+	}
+	s.a.epIDs[want.IP] = ep.ID
+	return true
+}
+
+// replaceRemote creates want's endpoint, deleting our stale one first.
+func (s *syncState) replaceRemote(want engine.RemoteEndpoint) error {
 	a := s.a
-	for _, want := range s.d.SortedRemoteEndpoints() {
-		if _, ok := s.local[want.IP]; ok {
-			continue
-		}
-		if ep, ok := s.remoteByIP[want.IP]; ok {
-			if !a.owned.OwnsEndpoint(ep) || remoteMatches(ep, want) {
-				a.epIDs[want.IP] = ep.ID
-				continue
-			}
-			// Ours but stale (e.g. the provider address moved): endpoints
-			// cannot be modified, so replace it.
-			if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
-				if isFatal(err) {
-					return err
-				}
-				s.fail("endpoint "+want.IP.String(), err)
-				continue
-			}
-			s.write(WriteEPDelete)
-			delete(s.listedEP, strings.ToUpper(ep.ID))
-			delete(s.remoteByIP, want.IP)
-			delete(a.epIDs, want.IP)
-		}
-		key := epRetryKey(want.IP)
-		if err, wait := a.waiting(key); wait {
-			s.r.Failures = append(s.r.Failures, Failure{Object: "endpoint " + want.IP.String(), Err: err, Deferred: true})
-			continue
-		}
-		ep, err := a.owned.CreateEndpoint(s.ctx, s.o.View.Network.ID, hns.Endpoint{
-			Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC,
-			Remote: true, ProviderAddress: want.ProviderAddress})
-		s.write(WriteEPCreate)
-		if err != nil {
+	if ep, ok := s.remoteByIP[want.IP]; ok {
+		// Ours but stale (e.g. the provider address moved): endpoints
+		// cannot be modified, so replace it.
+		if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
 			if isFatal(err) {
 				return err
 			}
-			a.backoff(key, err)
 			s.fail("endpoint "+want.IP.String(), err)
-			continue
+			return nil
 		}
-		delete(a.retries, key)
-		a.epIDs[want.IP] = ep.ID
-		s.remoteByIP[want.IP] = ep
-		s.listedEP[strings.ToUpper(ep.ID)] = ep
+		s.write(WriteEPDelete)
+		s.markGone(ep.ID)
+		delete(s.remoteByIP, want.IP)
+		delete(a.epIDs, want.IP)
 	}
+	key := epRetryKey(want.IP)
+	if err, wait := a.waiting(key); wait {
+		s.r.Failures = append(s.r.Failures, Failure{Object: "endpoint " + want.IP.String(), Err: err, Deferred: true})
+		return nil
+	}
+	ep, err := a.owned.CreateEndpoint(s.ctx, s.o.View.Network.ID, hns.Endpoint{
+		Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC,
+		Remote: true, ProviderAddress: want.ProviderAddress})
+	s.write(WriteEPCreate)
+	if err != nil {
+		if isFatal(err) {
+			return err
+		}
+		a.backoff(key, err)
+		s.fail("endpoint "+want.IP.String(), err)
+		return nil
+	}
+	delete(a.retries, key)
+	a.epIDs[want.IP] = ep.ID
+	s.createdRemote++
 	return nil
 }
 
@@ -297,16 +385,20 @@ func remoteMatches(ep hns.Endpoint, want engine.RemoteEndpoint) bool {
 
 // build turns a desired LB into HNS's form; ok is false when a backend has
 // no endpoint (its creation failed): such backends are left out, as
-// winkernel does.
+// winkernel does. Every LB is built on every sync to be compared, so the
+// result's slices are scratch space, valid until the next build: detach
+// it before handing it to HNS.
 func (s *syncState) build(lb engine.LoadBalancer) (hns.LoadBalancer, bool) {
 	out := hns.LoadBalancer{
 		PortMapping: hns.PortMapping{Protocol: lb.Key.Protocol, InternalPort: lb.InternalPort, ExternalPort: lb.Key.ExternalPort,
 			DistributionType: lb.Distribution, Flags: lb.PortMappingFlags},
-		Flags:     lb.Flags,
-		SourceVIP: lb.SourceVIP,
+		Flags:              lb.Flags,
+		SourceVIP:          lb.SourceVIP,
+		FrontendVIPs:       s.vips[:0],
+		BackendEndpointIDs: s.ids[:0],
 	}
 	if lb.Key.VIP.IsValid() {
-		out.FrontendVIPs = []netip.Addr{lb.Key.VIP}
+		out.FrontendVIPs = append(out.FrontendVIPs, lb.Key.VIP)
 	}
 	complete := true
 	for _, b := range lb.Backends {
@@ -324,7 +416,23 @@ func (s *syncState) build(lb engine.LoadBalancer) (hns.LoadBalancer, bool) {
 		}
 		out.BackendEndpointIDs = append(out.BackendEndpointIDs, id)
 	}
+	s.vips, s.ids = out.FrontendVIPs, out.BackendEndpointIDs
 	return out, complete
+}
+
+// detached returns lb with slices of its own, nil when empty as a fresh
+// build's would be.
+func detached(lb hns.LoadBalancer) hns.LoadBalancer {
+	lb.FrontendVIPs = cloneOrNil(lb.FrontendVIPs)
+	lb.BackendEndpointIDs = cloneOrNil(lb.BackendEndpointIDs)
+	return lb
+}
+
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 func sameLB(a, b hns.LoadBalancer) bool {
@@ -352,14 +460,6 @@ func frontOf(lb hns.LoadBalancer) frontKey {
 // previous proxy's LB).
 func (s *syncState) matchLoadBalancers() error {
 	a := s.a
-	ownedByFront := map[frontKey]string{}
-	exact := map[string][]string{} // content signature -> listed IDs
-	for _, lb := range s.o.LoadBalancers {
-		if a.owned.OwnsLoadBalancer(lb.ID) {
-			ownedByFront[frontOf(lb)] = strings.ToUpper(lb.ID)
-		}
-		exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
-	}
 	for key, id := range a.lbIDs {
 		uid := strings.ToUpper(id)
 		if _, ok := s.listedLB[uid]; ok && a.owned.OwnsLoadBalancer(id) {
@@ -372,10 +472,19 @@ func (s *syncState) matchLoadBalancers() error {
 			s.r.DriftRepairs++
 		}
 	}
-	for _, lb := range s.d.SortedLoadBalancers() {
-		if _, ok := a.lbIDs[lb.Key]; ok {
-			continue
+	unmapped := s.unmappedLoadBalancers()
+	if len(unmapped) == 0 {
+		return nil // the usual resync: no listed LB needs indexing by content
+	}
+	ownedByFront := map[frontKey]string{}
+	exact := map[string][]string{} // content signature -> listed IDs
+	for _, lb := range s.o.LoadBalancers {
+		if a.owned.OwnsLoadBalancer(lb.ID) {
+			ownedByFront[frontOf(lb)] = strings.ToUpper(lb.ID)
 		}
+		exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
+	}
+	for _, lb := range unmapped {
 		want, _ := s.build(lb)
 		var found string
 		for _, id := range exact[signature(want)] {
@@ -402,6 +511,32 @@ func (s *syncState) matchLoadBalancers() error {
 		s.claimed[found] = true
 	}
 	return nil
+}
+
+// unmappedLoadBalancers lists in key order the desired LBs that no listed
+// LB is mapped to.
+func (s *syncState) unmappedLoadBalancers() []engine.LoadBalancer {
+	var out []engine.LoadBalancer
+	for key, lb := range s.d.LoadBalancers {
+		if _, ok := s.a.lbIDs[key]; !ok {
+			out = append(out, lb)
+		}
+	}
+	sortLoadBalancers(out)
+	return out
+}
+
+// sortLoadBalancers sorts as engine.Desired.SortedLoadBalancers does.
+func sortLoadBalancers(lbs []engine.LoadBalancer) {
+	slices.SortFunc(lbs, func(a, b engine.LoadBalancer) int {
+		switch {
+		case a.Key.Less(b.Key):
+			return -1
+		case b.Key.Less(a.Key):
+			return 1
+		}
+		return 0
+	})
 }
 
 func signature(lb hns.LoadBalancer) string {
@@ -445,16 +580,24 @@ func (s *syncState) deleteLB(id string) error {
 
 // programLoadBalancers creates or updates every desired LB that differs
 // from HNS. A failure only affects that LB; it is retried with backoff.
+// Most LBs are as wanted, in any order; only the rest are sorted, so that
+// calls are made in key order.
 func (s *syncState) programLoadBalancers() error {
 	a := s.a
-	for _, lb := range s.d.SortedLoadBalancers() {
-		want, _ := s.build(lb)
-		id, mapped := a.lbIDs[lb.Key]
-		if mapped && sameLB(s.listedLB[strings.ToUpper(id)], want) {
+	var todo []engine.LoadBalancer
+	for _, lb := range s.d.LoadBalancers {
+		if s.programmed(lb) {
 			s.r.LBsProgrammed++
 			delete(a.retries, lbRetryKey(lb.Key))
-			continue
+		} else {
+			todo = append(todo, lb)
 		}
+	}
+	sortLoadBalancers(todo)
+	for _, lb := range todo {
+		want, _ := s.build(lb)
+		want = detached(want)
+		id, mapped := a.lbIDs[lb.Key]
 		rk := lbRetryKey(lb.Key)
 		if err, wait := a.waiting(rk); wait {
 			s.r.Failures = append(s.r.Failures, Failure{Object: "load balancer " + lb.Key.String(), Err: err, Deferred: true})
@@ -478,6 +621,17 @@ func (s *syncState) programLoadBalancers() error {
 		s.r.LBsProgrammed++
 	}
 	return nil
+}
+
+// programmed reports whether lb's key is mapped to a listed LB with lb's
+// content.
+func (s *syncState) programmed(lb engine.LoadBalancer) bool {
+	id, mapped := s.a.lbIDs[lb.Key]
+	if !mapped {
+		return false
+	}
+	want, _ := s.build(lb)
+	return sameLB(s.listedLB[strings.ToUpper(id)], want)
 }
 
 // update brings one LB to want: modify in place when HNS can (and the
@@ -555,25 +709,20 @@ func (s *syncState) create(want hns.LoadBalancer) (hns.LoadBalancer, error) {
 // keeps its endpoints alive until it is fixed).
 func (s *syncState) deleteUnusedRemoteEndpoints() error {
 	a := s.a
-	inUse := map[string]bool{}
-	for _, lb := range s.listedLB {
-		for _, id := range lb.BackendEndpointIDs {
-			inUse[strings.ToUpper(id)] = true
-		}
-	}
+	var inUse map[string]bool // built on first need: most syncs delete nothing
 	kept := 0
-	for _, ep := range s.o.View.Endpoints {
-		uid := strings.ToUpper(ep.ID)
-		if _, listed := s.listedEP[uid]; !listed || !ep.Remote || !a.owned.OwnsEndpoint(ep) {
+	for _, ep := range s.ours {
+		if s.isGone(ep.ID) {
 			continue
 		}
-		wanted := false
-		for _, ip := range ep.IPs {
-			if _, ok := s.d.RemoteEndpoints[ip]; ok && strings.EqualFold(a.epIDs[ip], ep.ID) {
-				wanted = true
-			}
+		if s.wanted(ep) {
+			kept++
+			continue
 		}
-		if wanted || inUse[uid] {
+		if inUse == nil {
+			inUse = s.backendsInUse()
+		}
+		if inUse[strings.ToUpper(ep.ID)] {
 			kept++
 			continue
 		}
@@ -594,15 +743,28 @@ func (s *syncState) deleteUnusedRemoteEndpoints() error {
 		}
 	}
 	// Endpoints created this sync are not in the observation.
-	observed := make(map[string]bool, len(s.o.View.Endpoints))
-	for _, ep := range s.o.View.Endpoints {
-		observed[strings.ToUpper(ep.ID)] = true
-	}
-	for _, id := range a.epIDs {
-		if !observed[strings.ToUpper(id)] {
-			kept++
+	s.r.RemoteEndpoints = kept + s.createdRemote
+	return nil
+}
+
+// wanted reports whether a desired remote endpoint is mapped to ep.
+func (s *syncState) wanted(ep *hns.Endpoint) bool {
+	for _, ip := range ep.IPs {
+		if _, ok := s.d.RemoteEndpoints[ip]; ok && strings.EqualFold(s.a.epIDs[ip], ep.ID) {
+			return true
 		}
 	}
-	s.r.RemoteEndpoints = kept
-	return nil
+	return false
+}
+
+// backendsInUse lists the upper-case IDs of the endpoints that the LBs in
+// HNS reference.
+func (s *syncState) backendsInUse() map[string]bool {
+	inUse := map[string]bool{}
+	for _, lb := range s.listedLB {
+		for _, id := range lb.BackendEndpointIDs {
+			inUse[strings.ToUpper(id)] = true
+		}
+	}
+	return inUse
 }
