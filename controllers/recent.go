@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // recentWriteTTL bounds how long a write stands in for the cache: long enough for any watch lag,
@@ -13,53 +13,72 @@ import (
 const recentWriteTTL = 30 * time.Second
 
 // recentWrites covers the lag of the cache behind the controller's own writes: right after a
-// rollout step writes hundreds of WindowsProxyNodes, the reconciles their events trigger may
-// still read the old objects and would write them again. It remembers each written object with
-// the resourceVersion it replaced, and stands in for the cached object only while the cache
-// still holds exactly that version. It is an optimisation, never the source of truth: after a
-// restart it is empty and the cache alone decides.
-type recentWrites struct {
+// rollout step writes hundreds of WindowsProxyNodes, or the config's status, the reconciles
+// their events trigger may still read the old objects and would write them again (and repeat
+// events). It remembers each written object with the resourceVersion it replaced, and stands in
+// for the cached object only while the cache still holds exactly that version. It is an
+// optimisation, never the source of truth: after a restart it is empty and the cache alone
+// decides.
+type recentWrites[T client.Object] struct {
 	mu sync.Mutex
-	m  map[string]recentWrite
+	m  map[string]recentWrite[T]
 }
 
-type recentWrite struct {
+type recentWrite[T client.Object] struct {
 	// replaced is the resourceVersion before the write; empty for a create.
 	replaced string
-	obj      *winproxyv1alpha1.WindowsProxyNode
+	obj      T
 	at       time.Time
 }
 
-func (r *recentWrites) record(replaced string, obj *winproxyv1alpha1.WindowsProxyNode) {
+func (r *recentWrites[T]) record(replaced string, obj T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
-		r.m = map[string]recentWrite{}
+		r.m = map[string]recentWrite[T]{}
 	}
-	r.m[obj.Name] = recentWrite{replaced: replaced, obj: obj, at: time.Now()}
+	r.m[obj.GetName()] = recentWrite[T]{replaced: replaced, obj: obj, at: time.Now()}
 }
 
-func (r *recentWrites) forget(name string) {
+func (r *recentWrites[T]) forget(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.m, name)
 }
 
-// freshen replaces, in byName (every WindowsProxyNode read from the cache), the objects the cache
-// has not caught up on, and forgets the writes it caught up on or that are too old.
-func (r *recentWrites) freshen(byName map[string]*winproxyv1alpha1.WindowsProxyNode) {
+// freshen replaces, in byName (every object of the kind read from the cache), the objects the
+// cache has not caught up on, and forgets the writes it caught up on or that are too old.
+func (r *recentWrites[T]) freshen(byName map[string]T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for name, w := range r.m {
+	for name := range r.m {
 		cached, ok := byName[name]
-		switch {
-		case time.Since(w.at) > recentWriteTTL:
-			delete(r.m, name)
-		case ok && cached.ResourceVersion == w.replaced, !ok && w.replaced == "":
-			byName[name] = w.obj
-		default:
-			// The cache has our write, or moved past it (another write, a deletion).
-			delete(r.m, name)
+		if w, stale := r.staleLocked(name, cached, ok); stale {
+			byName[name] = w
 		}
 	}
+}
+
+// fresh returns the object this controller last wrote in place of cached, if the cache does not
+// show that write yet.
+func (r *recentWrites[T]) fresh(cached T) (T, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.staleLocked(cached.GetName(), cached, true)
+}
+
+func (r *recentWrites[T]) staleLocked(name string, cached T, found bool) (T, bool) {
+	w, ok := r.m[name]
+	switch {
+	case !ok:
+	case time.Since(w.at) > recentWriteTTL:
+		delete(r.m, name)
+	case found && cached.GetResourceVersion() == w.replaced, !found && w.replaced == "":
+		return w.obj, true
+	default:
+		// The cache has our write, or moved past it (another write, a deletion).
+		delete(r.m, name)
+	}
+	var zero T
+	return zero, false
 }

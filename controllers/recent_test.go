@@ -19,7 +19,7 @@ func wpnAt(name, rv, hash string) *winproxyv1alpha1.WindowsProxyNode {
 }
 
 func TestRecentWrites(t *testing.T) {
-	var r recentWrites
+	var r recentWrites[*winproxyv1alpha1.WindowsProxyNode]
 	r.record("1", wpnAt("stale", "2", "new"))     // cache still at 1
 	r.record("1", wpnAt("caught-up", "2", "new")) // cache at 2
 	r.record("1", wpnAt("moved-on", "2", "new"))  // cache at 3 (an agent wrote status)
@@ -45,5 +45,11 @@ func TestRecentWrites(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"created", "stale"}, slices.Sorted(maps.Keys(r.m))); diff != "" {
 		t.Errorf("remembered writes (-want,+got):\n%s", diff)
+	}
+	if w, ok := r.fresh(wpnAt("stale", "1", "old")); !ok || w.Spec.Hash != "new" {
+		t.Errorf("fresh(stale) = %v, %t; want the written object", w, ok)
+	}
+	if _, ok := r.fresh(wpnAt("stale", "7", "newer")); ok {
+		t.Error("fresh() stood in for a cache that moved on")
 	}
 }

@@ -57,7 +57,10 @@ type WindowsProxyConfigReconciler struct {
 	client   client.Client
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
-	recent   recentWrites
+	// recentNodes and recentConfigs hold the objects this controller wrote until the cache
+	// shows them.
+	recentNodes   recentWrites[*winproxyv1alpha1.WindowsProxyNode]
+	recentConfigs recentWrites[*winproxyv1alpha1.WindowsProxyConfig]
 }
 
 var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
@@ -151,9 +154,13 @@ func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.R
 	cfg := &winproxyv1alpha1.WindowsProxyConfig{}
 	if err := r.client.Get(ctx, req.NamespacedName, cfg); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.recentConfigs.forget(req.Name)
 			return ctrl.Result{}, r.reconcileDelete(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
+	}
+	if fresh, ok := r.recentConfigs.fresh(cfg); ok {
+		cfg = fresh.DeepCopy()
 	}
 	s := &scope{config: cfg, before: cfg.DeepCopy()}
 	defer func() {
@@ -199,7 +206,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	for i := range wpns.Items {
 		all[wpns.Items[i].Name] = &wpns.Items[i]
 	}
-	r.recent.freshen(all)
+	r.recentNodes.freshen(all)
 	s.wpns = make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(s.owned))
 	for name, w := range all {
 		if w.Spec.ConfigName == s.config.Name || owned[name] {
@@ -326,14 +333,14 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 		if err := r.client.Create(ctx, w); err != nil {
 			return nil, fmt.Errorf("creating WindowsProxyNode %s: %w", name, err)
 		}
-		r.recent.record("", w)
+		r.recentNodes.record("", w)
 		return w, nil
 	}
 	log.V(2).Info("Updating WindowsProxyNode", "previousHash", existing.Spec.Hash, "previousConfig", existing.Spec.ConfigName)
 	if err := r.client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("updating WindowsProxyNode %s: %w", name, err)
 	}
-	r.recent.record(existing.ResourceVersion, w)
+	r.recentNodes.record(existing.ResourceVersion, w)
 	return w, nil
 }
 
@@ -346,7 +353,7 @@ func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winpro
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting WindowsProxyNode %s: %w", w.Name, err)
 	}
-	r.recent.forget(w.Name)
+	r.recentNodes.forget(w.Name)
 	return nil
 }
 
@@ -411,6 +418,7 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 	if err := r.client.Status().Patch(ctx, cfg, client.MergeFrom(s.before)); err != nil {
 		return fmt.Errorf("updating status of WindowsProxyConfig %s: %w", cfg.Name, err)
 	}
+	r.recentConfigs.record(s.before.ResourceVersion, cfg.DeepCopy())
 	return nil
 }
 
