@@ -85,17 +85,19 @@ type syncState struct {
 // one and clears it after each sync, so that a resync reuses its storage
 // instead of allocating (and collecting) maps of every endpoint again.
 type index struct {
-	local      map[netip.Addr]string        // IP -> local endpoint ID
-	remoteByIP map[netip.Addr]*hns.Endpoint // IP -> remote endpoint (ours preferred)
-	ours       []*hns.Endpoint              // listed remote endpoints of ours
-	listedLB   map[string]hns.LoadBalancer  // ID -> LB
-	claimed    map[string]bool              // LB IDs mapped to a desired key this sync
-	vips       []netip.Addr                 // build's scratch
-	ids        []string                     // build's scratch
+	local map[netip.Addr]string // IP -> local endpoint ID
+	// Listed endpoints are referred to by their index in the observation.
+	remoteByIP map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
+	ours       []int                       // remote endpoints of ours
+	resolved   []bool                      // endpoints a desired one was resolved to
+	listedLB   map[string]hns.LoadBalancer // ID -> LB
+	claimed    map[string]bool             // LB IDs mapped to a desired key this sync
+	vips       []netip.Addr                // build's scratch
+	ids        []string                    // build's scratch
 }
 
 func newIndex() *index {
-	return &index{local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]*hns.Endpoint{},
+	return &index{local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]int{},
 		listedLB: map[string]hns.LoadBalancer{}, claimed: map[string]bool{}}
 }
 
@@ -104,8 +106,8 @@ func newIndex() *index {
 func (x *index) reset() {
 	clear(x.local)
 	clear(x.remoteByIP)
-	clear(x.ours)
 	x.ours = x.ours[:0]
+	clear(x.resolved[:cap(x.resolved)])
 	clear(x.listedLB)
 	clear(x.claimed)
 	clear(x.ids[:cap(x.ids)])
@@ -177,6 +179,7 @@ func (s *syncState) fail(object string, err error) {
 func (s *syncState) indexEndpoints() error {
 	a := s.a
 	eps := s.o.View.Endpoints
+	s.resolved = slices.Grow(s.resolved[:0], len(eps))[:len(eps)]
 	for i := range eps {
 		if !eps[i].Remote {
 			for _, ip := range eps[i].IPs {
@@ -199,7 +202,7 @@ func (s *syncState) indexEndpoints() error {
 			}
 		}
 		if mine {
-			s.ours = append(s.ours, ep)
+			s.ours = append(s.ours, i)
 		}
 		for _, ip := range ep.IPs {
 			if _, isLocal := s.local[ip]; isLocal {
@@ -208,8 +211,8 @@ func (s *syncState) indexEndpoints() error {
 				}
 				continue
 			}
-			if cur, ok := s.remoteByIP[ip]; !ok || (mine && !a.owned.OwnsEndpoint(*cur)) {
-				s.remoteByIP[ip] = ep
+			if cur, ok := s.remoteByIP[ip]; !ok || (mine && !a.owned.OwnsEndpoint(eps[cur])) {
+				s.remoteByIP[ip] = i
 			}
 		}
 	}
@@ -242,7 +245,7 @@ func (s *syncState) indexEndpoints() error {
 // It nearly always is the one listed for ip; only when it is not are all
 // listed IDs indexed.
 func (s *syncState) listed(ip netip.Addr, id string) bool {
-	if ep, ok := s.remoteByIP[ip]; ok && ep.ID == id {
+	if i, ok := s.remoteByIP[ip]; ok && s.o.View.Endpoints[i].ID == id {
 		return true
 	}
 	if s.observed == nil {
@@ -326,22 +329,25 @@ func (s *syncState) resolveRemote(want engine.RemoteEndpoint) bool {
 	if _, ok := s.local[want.IP]; ok {
 		return true
 	}
-	ep, ok := s.remoteByIP[want.IP]
+	i, ok := s.remoteByIP[want.IP]
 	if !ok {
 		return false
 	}
+	ep := s.o.View.Endpoints[i]
 	// A foreign endpoint is used as it is; ours must match.
-	if !remoteMatches(*ep, want) && s.a.owned.OwnsEndpoint(*ep) {
+	if !remoteMatches(ep, want) && s.a.owned.OwnsEndpoint(ep) {
 		return false
 	}
 	s.a.epIDs[want.IP] = ep.ID
+	s.resolved[i] = true
 	return true
 }
 
 // replaceRemote creates want's endpoint, deleting our stale one first.
 func (s *syncState) replaceRemote(want engine.RemoteEndpoint) error {
 	a := s.a
-	if ep, ok := s.remoteByIP[want.IP]; ok {
+	if i, ok := s.remoteByIP[want.IP]; ok {
+		ep := s.o.View.Endpoints[i]
 		// Ours but stale (e.g. the provider address moved): endpoints
 		// cannot be modified, so replace it.
 		if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
@@ -711,11 +717,13 @@ func (s *syncState) deleteUnusedRemoteEndpoints() error {
 	a := s.a
 	var inUse map[string]bool // built on first need: most syncs delete nothing
 	kept := 0
-	for _, ep := range s.ours {
+	for _, i := range s.ours {
+		ep := &s.o.View.Endpoints[i]
 		if s.isGone(ep.ID) {
 			continue
 		}
-		if s.wanted(ep) {
+		// One resolved to a desired endpoint this sync is still mapped to it.
+		if s.resolved[i] || s.wanted(ep) {
 			kept++
 			continue
 		}
