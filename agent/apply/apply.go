@@ -76,7 +76,6 @@ type syncState struct {
 	r   *Result
 	*index
 
-	observed      map[string]bool // upper-case IDs of the listed endpoints; built only if needed
 	gone          map[string]bool // upper-case IDs of listed endpoints deleted this sync
 	createdRemote int             // remote endpoints created this sync
 }
@@ -89,6 +88,7 @@ type index struct {
 	// Listed endpoints are referred to by their index in the observation.
 	remoteByIP map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
 	ours       []int                       // remote endpoints of ours
+	remembered []bool                      // endpoints whose only IP a.epIDs maps to them
 	resolved   []bool                      // endpoints a desired one was resolved to
 	listedLB   map[string]hns.LoadBalancer // ID -> LB
 	claimed    map[string]bool             // LB IDs mapped to a desired key this sync
@@ -107,6 +107,7 @@ func (x *index) reset() {
 	clear(x.local)
 	clear(x.remoteByIP)
 	x.ours = x.ours[:0]
+	clear(x.remembered[:cap(x.remembered)])
 	clear(x.resolved[:cap(x.resolved)])
 	clear(x.listedLB)
 	clear(x.claimed)
@@ -179,6 +180,7 @@ func (s *syncState) fail(object string, err error) {
 func (s *syncState) indexEndpoints() error {
 	a := s.a
 	eps := s.o.View.Endpoints
+	s.remembered = slices.Grow(s.remembered[:0], len(eps))[:len(eps)]
 	s.resolved = slices.Grow(s.resolved[:0], len(eps))[:len(eps)]
 	for i := range eps {
 		if !eps[i].Remote {
@@ -188,6 +190,7 @@ func (s *syncState) indexEndpoints() error {
 		}
 	}
 	var dups []*hns.Endpoint
+	remembered := 0
 	for i := range eps {
 		ep := &eps[i]
 		if !ep.Remote {
@@ -204,6 +207,10 @@ func (s *syncState) indexEndpoints() error {
 		if mine {
 			s.ours = append(s.ours, i)
 		}
+		if len(ep.IPs) == 1 && a.epIDs[ep.IPs[0]] == ep.ID {
+			s.remembered[i] = true
+			remembered++
+		}
 		for _, ip := range ep.IPs {
 			if _, isLocal := s.local[ip]; isLocal {
 				if mine {
@@ -216,16 +223,9 @@ func (s *syncState) indexEndpoints() error {
 			}
 		}
 	}
-	// Endpoints we knew by IP that are no longer listed were deleted behind
-	// our back (or went with the network); forget them.
-	for ip, id := range a.epIDs {
-		if !s.listed(ip, id) {
-			delete(a.epIDs, ip)
-			_ = a.owned.Ledger.Forget(hns.KindEndpoint, id)
-			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
-				s.r.DriftRepairs++
-			}
-		}
+	// Each remembered endpoint accounts for a distinct entry of a.epIDs.
+	if remembered < len(a.epIDs) {
+		s.forgetUnlisted()
 	}
 	for _, ep := range dups {
 		if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
@@ -241,20 +241,23 @@ func (s *syncState) indexEndpoints() error {
 	return nil
 }
 
-// listed reports whether the endpoint id, remembered for ip, was listed.
-// It nearly always is the one listed for ip; only when it is not are all
-// listed IDs indexed.
-func (s *syncState) listed(ip netip.Addr, id string) bool {
-	if i, ok := s.remoteByIP[ip]; ok && s.o.View.Endpoints[i].ID == id {
-		return true
+// forgetUnlisted forgets the endpoints we knew by IP that are no longer
+// listed: they were deleted behind our back (or went with the network).
+func (s *syncState) forgetUnlisted() {
+	a := s.a
+	listed := make(map[string]bool, len(s.o.View.Endpoints))
+	for i := range s.o.View.Endpoints {
+		listed[strings.ToUpper(s.o.View.Endpoints[i].ID)] = true
 	}
-	if s.observed == nil {
-		s.observed = make(map[string]bool, len(s.o.View.Endpoints))
-		for i := range s.o.View.Endpoints {
-			s.observed[strings.ToUpper(s.o.View.Endpoints[i].ID)] = true
+	for ip, id := range a.epIDs {
+		if !listed[strings.ToUpper(id)] {
+			delete(a.epIDs, ip)
+			_ = a.owned.Ledger.Forget(hns.KindEndpoint, id)
+			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
+				s.r.DriftRepairs++
+			}
 		}
 	}
-	return s.observed[strings.ToUpper(id)]
 }
 
 // markGone records that a listed endpoint was deleted this sync.
@@ -338,7 +341,9 @@ func (s *syncState) resolveRemote(want engine.RemoteEndpoint) bool {
 	if !remoteMatches(ep, want) && s.a.owned.OwnsEndpoint(ep) {
 		return false
 	}
-	s.a.epIDs[want.IP] = ep.ID
+	if !s.remembered[i] {
+		s.a.epIDs[want.IP] = ep.ID
+	}
 	s.resolved[i] = true
 	return true
 }
