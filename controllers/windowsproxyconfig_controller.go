@@ -223,11 +223,7 @@ func (r *WindowsProxyConfigReconciler) resolveNodes(s *scope) {
 	for _, n := range s.owned {
 		proxy, err := resolve.Resolve(&s.config.Spec, n)
 		if err != nil {
-			var rerr *resolve.Error
-			if !errors.As(err, &rerr) {
-				rerr = &resolve.Error{Reason: winproxyv1alpha1.ReasonNodesUnresolvable, Message: err.Error()}
-			}
-			s.resolved[n.Name] = resolution{err: rerr}
+			s.resolved[n.Name] = resolution{err: err}
 			continue
 		}
 		s.resolved[n.Name] = resolution{proxy: proxy, hash: resolve.Hash(&proxy)}

@@ -52,8 +52,8 @@ func Minor(kubeletVersion string) (int, error) {
 	return int(v.Minor()), nil
 }
 
-// Resolve computes node's configuration from spec. The returned error, if any, is an *Error.
-func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (winproxyv1alpha1.ResolvedProxyConfig, error) {
+// Resolve computes node's configuration from spec, or says why the node cannot use it.
+func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (winproxyv1alpha1.ResolvedProxyConfig, *Error) {
 	kubelet := node.Status.NodeInfo.KubeletVersion
 	minor, err := Minor(kubelet)
 	if err != nil {
@@ -94,9 +94,9 @@ func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (
 		KubernetesVersion: at,
 	}
 	if spec.Overlay != nil {
-		vip, err := sourceVIP(&spec.Overlay.SourceVIP, node, spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay)
-		if err != nil {
-			return winproxyv1alpha1.ResolvedProxyConfig{}, err
+		vip, verr := sourceVIP(&spec.Overlay.SourceVIP, node, spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay)
+		if verr != nil {
+			return winproxyv1alpha1.ResolvedProxyConfig{}, verr
 		}
 		out.SourceVIP = vip
 	}
@@ -119,9 +119,9 @@ func gateDisabled(gate, feature string, minor int) *Error {
 // sourceVIP fills in the node's source VIP. When the network is only possibly overlay (type Auto),
 // a missing address is left for the agent to report if its network turns out to be overlay; an
 // invalid one is always an error.
-func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bool) (*winproxyv1alpha1.ResolvedSourceVIP, error) {
+func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bool) (*winproxyv1alpha1.ResolvedSourceVIP, *Error) {
 	out := &winproxyv1alpha1.ResolvedSourceVIP{Strategy: s.Strategy}
-	unavailable := func(format string, args ...any) error {
+	unavailable := func(format string, args ...any) *Error {
 		return &Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: fmt.Sprintf(format, args...)}
 	}
 	switch s.Strategy {

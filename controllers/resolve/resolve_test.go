@@ -194,11 +194,10 @@ func TestResolve(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Resolve(tt.spec, tt.node)
 			if tt.wantReason != "" {
-				e, ok := err.(*Error)
-				if !ok {
-					t.Fatalf("Resolve() error = %v (%T), want *Error with reason %s", err, err, tt.wantReason)
+				if err == nil {
+					t.Fatalf("Resolve() succeeded, want an error with reason %s", tt.wantReason)
 				}
-				if diff := cmp.Diff(Error{Reason: tt.wantReason, Message: tt.wantMsg}, *e); diff != "" {
+				if diff := cmp.Diff(Error{Reason: tt.wantReason, Message: tt.wantMsg}, *err); diff != "" {
 					t.Errorf("Resolve() error (-want,+got):\n%s", diff)
 				}
 				return
