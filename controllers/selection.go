@@ -30,7 +30,7 @@ func claimants(configs []winproxyv1alpha1.WindowsProxyConfig) []claimant {
 		out = append(out, claimant{name: configs[i].Name, created: configs[i].CreationTimestamp, selector: sel})
 	}
 	slices.SortFunc(out, func(a, b claimant) int {
-		if c := a.created.Time.Compare(b.created.Time); c != 0 {
+		if c := a.created.Compare(b.created.Time); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.name, b.name)

@@ -485,7 +485,7 @@ func TestConflictsResolveByAgeAndMoveOnDeletion(t *testing.T) {
 		o := owners()
 		return cmp.Equal(map[string]string{"conflict-a1": "b-newer", "conflict-a2": "b-newer", "conflict-b1": "b-newer"}, o), fmt.Sprintf("%v", o)
 	})
-	cfg = waitCondition(t, "b-newer", winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected)
+	waitCondition(t, "b-newer", winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected)
 	cfg = waitReady(t, "b-newer")
 	if cfg.Status.Nodes.Selected != 3 || len(cfg.Status.ConflictingNodes) != 0 {
 		t.Errorf("status after the move: %+v %v", cfg.Status.Nodes, cfg.Status.ConflictingNodes)
