@@ -394,12 +394,11 @@ func remoteMatches(ep hns.Endpoint, want engine.RemoteEndpoint) bool {
 	return strings.EqualFold(ep.MAC, want.MAC) && ep.ProviderAddress == want.ProviderAddress
 }
 
-// build turns a desired LB into HNS's form; ok is false when a backend has
-// no endpoint (its creation failed): such backends are left out, as
-// winkernel does. Every LB is built on every sync to be compared, so the
+// build turns a desired LB into HNS's form. A backend without an endpoint
+// (its creation failed) is left out, as winkernel does. Every LB is built on every sync to be compared, so the
 // result's slices are scratch space, valid until the next build: detach
 // it before handing it to HNS.
-func (s *syncState) build(lb engine.LoadBalancer) (hns.LoadBalancer, bool) {
+func (s *syncState) build(lb engine.LoadBalancer) hns.LoadBalancer {
 	out := hns.LoadBalancer{
 		PortMapping: hns.PortMapping{Protocol: lb.Key.Protocol, InternalPort: lb.InternalPort, ExternalPort: lb.Key.ExternalPort,
 			DistributionType: lb.Distribution, Flags: lb.PortMappingFlags},
@@ -411,7 +410,6 @@ func (s *syncState) build(lb engine.LoadBalancer) (hns.LoadBalancer, bool) {
 	if lb.Key.VIP.IsValid() {
 		out.FrontendVIPs = append(out.FrontendVIPs, lb.Key.VIP)
 	}
-	complete := true
 	for _, b := range lb.Backends {
 		id := b.EndpointID
 		if !b.Local {
@@ -421,14 +419,12 @@ func (s *syncState) build(lb engine.LoadBalancer) (hns.LoadBalancer, bool) {
 				id = s.a.epIDs[b.IP]
 			}
 		}
-		if id == "" {
-			complete = false
-			continue
+		if id != "" {
+			out.BackendEndpointIDs = append(out.BackendEndpointIDs, id)
 		}
-		out.BackendEndpointIDs = append(out.BackendEndpointIDs, id)
 	}
 	s.vips, s.ids = out.FrontendVIPs, out.BackendEndpointIDs
-	return out, complete
+	return out
 }
 
 // detached returns lb with slices of its own, nil when empty as a fresh
@@ -496,7 +492,7 @@ func (s *syncState) matchLoadBalancers() error {
 		exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
 	}
 	for _, lb := range unmapped {
-		want, _ := s.build(lb)
+		want := s.build(lb)
 		var found string
 		for _, id := range exact[signature(want)] {
 			if !s.claimed[id] && sameLB(s.listedLB[id], want) {
@@ -606,7 +602,7 @@ func (s *syncState) programLoadBalancers() error {
 	}
 	sortLoadBalancers(todo)
 	for _, lb := range todo {
-		want, _ := s.build(lb)
+		want := s.build(lb)
 		want = detached(want)
 		id, mapped := a.lbIDs[lb.Key]
 		rk := lbRetryKey(lb.Key)
@@ -641,7 +637,7 @@ func (s *syncState) programmed(lb engine.LoadBalancer) bool {
 	if !mapped {
 		return false
 	}
-	want, _ := s.build(lb)
+	want := s.build(lb)
 	return sameLB(s.listedLB[strings.ToUpper(id)], want)
 }
 

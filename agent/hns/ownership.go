@@ -122,11 +122,11 @@ func (l *Ledger) compact() error {
 	_, werr := tmp.WriteString(b.String())
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("ledger: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), l.path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
