@@ -452,6 +452,53 @@ func TestSystem(t *testing.T) {
 		})
 	})
 
+	t.Run("a network recreated by the CNI is waited for, then programmed again", func(t *testing.T) {
+		n, _ := fleet.Find("win-2025")
+		h, err := fleet.OpenHost(s.hosts[n.Name], n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = h.RemoveNetwork(fleet.NetworkName)
+		h.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lbs, _ := s.host(t, n.Name)
+		eventually(t, 30*time.Second, func() error {
+			wpn := getWPN(t, n.Name)
+			c := meta.FindStatusCondition(wpn.Status.Conditions, v1alpha1.ConditionNetworkReady)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNetworkNotFound {
+				return fmt.Errorf("NetworkReady = %+v, want False/NetworkNotFound", c)
+			}
+			if programmed(wpn) {
+				return fmt.Errorf("still Programmed without a network")
+			}
+			return nil
+		})
+		if s.agents[n.Name].Exited() {
+			t.Fatalf("the agent exited without its network:\n%s", s.agents[n.Name].Tail(20))
+		}
+		if after, _ := s.host(t, n.Name); len(after) != len(lbs) {
+			t.Errorf("the agent changed load balancers while waiting for the network: %d, was %d", len(after), len(lbs))
+		}
+
+		// Calico comes back with a new network (new ID) and the pods' endpoints.
+		if err := fleet.SeedHost(s.hosts[n.Name], n, fleet.Nodes); err != nil {
+			t.Fatal(err)
+		}
+		s.syncPods(t, n.Name)
+		eventually(t, 30*time.Second, func() error {
+			if wpn := getWPN(t, n.Name); !programmed(wpn) {
+				return fmt.Errorf("%s not programmed on the new network", n.Name)
+			}
+			return nil
+		})
+		if table := s.table(t, n.Name); strings.Contains(table, "?") || !strings.Contains(table, "10.244.0.5,10.244.1.5,10.244.2.5,10.244.3.20,10.244.3.5") {
+			t.Errorf("load balancers not rebuilt on the new network's endpoints:\n%s", table)
+		}
+		ready(t, systemConfig)
+	})
+
 	t.Run("an apiserver restart leaves HNS alone and the agents resume", func(t *testing.T) {
 		tables := map[string]string{}
 		writes := map[string]float64{}

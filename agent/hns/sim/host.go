@@ -55,6 +55,24 @@ func (s *Sim) AddLocalEndpoint(networkName, name string, ips ...netip.Addr) (hns
 	return out, err
 }
 
+// RemoveNetwork deletes a network and every endpoint on it, as a CNI does when it recreates its
+// network (a node reboot, a CNI upgrade). Load balancers stay, pointing at endpoints that are gone.
+func (s *Sim) RemoveNetwork(name string) error {
+	return s.outside(func(h *host) error {
+		n, ok := h.networkByName(name)
+		if !ok {
+			return hns.NewError("RemoveNetwork", name, hns.CodeNetworkNotFound, nil)
+		}
+		for id, r := range h.endpoints {
+			if key(r.obj.NetworkID) == key(n.ID) {
+				h.removeEndpoint(id)
+			}
+		}
+		delete(h.networks, key(n.ID))
+		return nil
+	})
+}
+
 // RemoveEndpoint deletes an endpoint behind the agent's back (pod deleted).
 func (s *Sim) RemoveEndpoint(id string) error {
 	return s.outside(func(h *host) error {

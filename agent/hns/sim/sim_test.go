@@ -428,3 +428,31 @@ func TestCounts(t *testing.T) {
 		t.Errorf("after reset (-want +got):\n%s", diff)
 	}
 }
+
+func TestRemoveNetwork(t *testing.T) {
+	f := newFixture(t, sim.WS2022)
+	lb, err := f.s.CreateLoadBalancer(ctx, clusterIPLB(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.RemoveNetwork("vxlan0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.GetNetworkByName(ctx, "vxlan0"); !hns.IsNotFound(err) {
+		t.Errorf("network still found: %v", err)
+	}
+	if _, err := f.s.GetEndpointByName(ctx, "pod1"); !hns.IsNotFound(err) {
+		t.Errorf("the network's endpoints survived it: %v", err)
+	}
+	if _, err := f.s.GetLoadBalancer(ctx, lb.ID); err != nil {
+		t.Errorf("load balancers go only when deleted: %v", err)
+	}
+	// The CNI creates it again, with a new ID.
+	n, err := f.s.AddNetwork(hns.Network{Name: "vxlan0", Type: hns.NetworkTypeOverlay})
+	if err != nil || n.ID == f.net.ID {
+		t.Errorf("recreated network %+v, %v; want a new ID", n, err)
+	}
+	if err := f.s.RemoveNetwork("nope"); !hns.IsNotFound(err) {
+		t.Errorf("removing a missing network: %v", err)
+	}
+}
