@@ -71,9 +71,13 @@ type agent struct {
 	applier *apply.Applier
 	runner  *Runner
 
-	// mu guards the engine cache, which informer handlers feed and sync reads.
-	mu     sync.Mutex
-	engine *engine.Cache
+	// engine is owned by the sync goroutine; informer handlers queue their changes in pending,
+	// so a long HNS apply never blocks them.
+	engine    *engine.Cache
+	pendingMu sync.Mutex
+	pending   []func(*engine.Cache)
+	// synced reports whether the Service and EndpointSlice handlers have seen the initial list.
+	synced []toolscache.InformerSynced
 
 	// ready turns true after the first successful sync; the readiness probe reads it.
 	ready atomic.Bool
@@ -137,8 +141,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		// No HNS work before every watched kind has been listed once.
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
+		// No HNS work before every watched kind has been listed once and every object of the
+		// initial lists has reached the handlers: computing from a partial set of Services would
+		// delete the load balancers of the missing ones.
+		if !mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), a.synced...) {
 			return ctx.Err()
 		}
 		a.log.Info("Caches synced, starting to sync HNS")
@@ -162,16 +168,21 @@ func (a *agent) readyCheck(*http.Request) error {
 func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 	handlers := []struct {
 		obj client.Object
-		set func(client.Object)
-		del func(client.Object)
+		set func(*engine.Cache, client.Object)
+		del func(*engine.Cache, client.Object)
 		// relevant filters updates; nil means every update matters.
 		relevant func(old, new any) bool
 	}{
-		{&corev1.Service{}, func(o client.Object) { a.engine.SetService(o.(*corev1.Service)) }, func(o client.Object) { a.engine.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
-		{&discoveryv1.EndpointSlice{}, func(o client.Object) { a.engine.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) }, func(o client.Object) { a.engine.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
+		{&corev1.Service{},
+			func(c *engine.Cache, o client.Object) { c.SetService(o.(*corev1.Service)) },
+			func(c *engine.Cache, o client.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+		{&discoveryv1.EndpointSlice{},
+			func(c *engine.Cache, o client.Object) { c.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) },
+			func(c *engine.Cache, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
 		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
 		{&corev1.Node{}, nil, nil, nodeChanged},
-		{&v1alpha1.WindowsProxyNode{}, nil, nil, nil},
+		// The agent's own status writes need no sync: only a new spec does.
+		{&v1alpha1.WindowsProxyNode{}, nil, nil, generationChanged},
 	}
 	for _, h := range handlers {
 		inf, err := c.GetInformer(ctx, h.obj)
@@ -179,7 +190,7 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 			return fmt.Errorf("watching %T: %w", h.obj, err)
 		}
 		set, del, relevant := h.set, h.del, h.relevant
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc: func(o any) { a.changed(o, set) },
 			UpdateFunc: func(old, o any) {
 				if relevant == nil || relevant(old, o) {
@@ -192,8 +203,12 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 				}
 				a.changed(o, del)
 			},
-		}); err != nil {
+		})
+		if err != nil {
 			return err
+		}
+		if set != nil {
+			a.synced = append(a.synced, reg.HasSynced)
 		}
 	}
 	return nil
@@ -212,13 +227,32 @@ func nodeChanged(old, new any) bool {
 		!equality.Semantic.DeepEqual(o.Labels, n.Labels)
 }
 
-func (a *agent) changed(o any, apply func(client.Object)) {
+// generationChanged passes spec changes of the WindowsProxyNode, not the agent's status writes.
+func generationChanged(old, new any) bool {
+	o, ok1 := old.(client.Object)
+	n, ok2 := new.(client.Object)
+	return !ok1 || !ok2 || o.GetGeneration() != n.GetGeneration()
+}
+
+// changed queues an object's change for the engine cache and triggers a sync.
+func (a *agent) changed(o any, apply func(*engine.Cache, client.Object)) {
 	if obj, ok := o.(client.Object); ok && apply != nil {
-		a.mu.Lock()
-		apply(obj)
-		a.mu.Unlock()
+		a.pendingMu.Lock()
+		a.pending = append(a.pending, func(c *engine.Cache) { apply(c, obj) })
+		a.pendingMu.Unlock()
 	}
 	a.runner.Trigger()
+}
+
+// drainPending applies the queued changes to the engine cache, in arrival order.
+func (a *agent) drainPending() {
+	a.pendingMu.Lock()
+	pending := a.pending
+	a.pending = nil
+	a.pendingMu.Unlock()
+	for _, apply := range pending {
+		apply(a.engine)
+	}
 }
 
 // sync is one round: read the config and HNS, compute, apply, report. Its error only paces
@@ -262,15 +296,18 @@ func (a *agent) sync(ctx context.Context) error {
 		report.hnsErr, syncErr = err, err
 		a.metrics.Syncs.WithLabelValues("skipped").Inc()
 	} else {
-		a.mu.Lock()
+		a.drainPending()
 		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
 		desired := a.engine.Desired()
 		report.effective = desired.Effective
 		report.problems = desired.Problems()
-		// Apply reads desired; the cache must not change under it.
-		report.result, syncErr = a.applier.Apply(ctx, obs, desired)
-		a.mu.Unlock()
 		report.version = obs.Version
+		report.result, syncErr = a.applier.Apply(ctx, obs, desired)
+		if syncErr != nil {
+			// The sync stopped part-way (e.g. HNS went away): report what was known before
+			// rather than counts of a sync that did not finish.
+			report.hnsErr = syncErr
+		}
 		a.observeResult(report.result, syncErr)
 	}
 	report.finished = a.opts.Clock.Now()
@@ -280,9 +317,9 @@ func (a *agent) sync(ctx context.Context) error {
 	if err := a.report(ctx, wpn, report); err != nil {
 		return err
 	}
-	if syncErr == nil && report.result.LBsFailed == 0 {
-		a.ready.Store(true)
-	}
+	// Ready means this agent reaches HNS and programs it; a load balancer that fails is the
+	// status's business, not a reason to hold back a DaemonSet rollout.
+	a.ready.Store(syncErr == nil)
 	return syncErr
 }
 
@@ -370,10 +407,29 @@ func (a *agent) hostMAC(cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node) str
 			candidates = append(candidates, addr.Address)
 		}
 	}
+	// The engine's node IP is the IPv4 one; an address no host interface holds is skipped.
+	var ips []netip.Addr
 	for _, c := range candidates {
 		if ip, err := netip.ParseAddr(c); err == nil {
-			return a.opts.HostMAC(ip)
+			ips = append(ips, ip)
+		}
+	}
+	slices.SortStableFunc(ips, func(x, y netip.Addr) int { return cmpBool(y.Is4(), x.Is4()) })
+	for _, ip := range ips {
+		if mac := a.opts.HostMAC(ip); mac != "" {
+			return mac
 		}
 	}
 	return ""
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

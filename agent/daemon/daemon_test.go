@@ -1,10 +1,13 @@
 package daemon
 
 import (
+	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
@@ -18,5 +21,33 @@ func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
 	moved.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "172.20.0.99"}}
 	if !nodeChanged(old, moved) {
 		t.Error("a new node IP did not trigger a sync")
+	}
+}
+
+func TestGenerationChangedIgnoresStatusWrites(t *testing.T) {
+	old := &v1alpha1.WindowsProxyNode{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	status := old.DeepCopy()
+	status.Status.ObservedHash = "h"
+	if generationChanged(old, status) {
+		t.Error("the agent's own status write triggered a sync")
+	}
+	spec := old.DeepCopy()
+	spec.Generation = 3
+	if !generationChanged(old, spec) {
+		t.Error("a new spec did not trigger a sync")
+	}
+}
+
+func TestHostMACPrefersIPv4AndFallsBack(t *testing.T) {
+	macs := map[string]string{"172.20.0.11": "00-15-5d-00-00-0b"}
+	a := &agent{opts: Options{HostMAC: func(ip netip.Addr) string { return macs[ip.String()] }}}
+	node := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "fd00::11"},
+		{Type: corev1.NodeInternalIP, Address: "172.20.0.11"},
+	}}}
+	// The config's first IP is on no host interface; the node's IPv4 InternalIP is.
+	cfg := v1alpha1.ResolvedProxyConfig{NodeIPs: []string{"fd00::11", "10.9.9.9"}}
+	if got := a.hostMAC(cfg, node); got != "00-15-5d-00-00-0b" {
+		t.Errorf("hostMAC = %q, want the MAC of 172.20.0.11", got)
 	}
 }

@@ -19,7 +19,8 @@ import (
 
 // syncReport is what one sync learned, the input of the status.
 type syncReport struct {
-	// hnsErr is set when HNS could not be read at all (not running, or another failure).
+	// hnsErr is set when the sync could not read HNS or stopped part-way (not running, or another
+	// failure).
 	hnsErr    error
 	version   hns.Version
 	windows   string
@@ -55,7 +56,7 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 		// Nothing new is known: keep what was reported, say why nothing is programmed now.
 		st = *prev.DeepCopy()
 		st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
-		reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("HNS could not be read: %v; programmed state is left as it is", r.hnsErr)
+		reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync stopped on an HNS error: %v; the agent retries with backoff", r.hnsErr)
 		if hns.IsHNSNotRunning(r.hnsErr) {
 			reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
 		}

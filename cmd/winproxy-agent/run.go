@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/winproxy/winproxy/agent/daemon"
@@ -27,13 +26,7 @@ load balancers and remote endpoints with the fewest HNS calls, and writes what i
 the WindowsProxyNode status. It never flushes HNS at start and leaves HNS as it is on exit.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			if kubeconfig != "" {
-				// controller-runtime reads the kubeconfig path from this variable.
-				if err := os.Setenv("KUBECONFIG", kubeconfig); err != nil {
-					return err
-				}
-			}
-			cfg, err := config.GetConfig()
+			cfg, err := restConfig(kubeconfig)
 			if err != nil {
 				return err
 			}
