@@ -4,9 +4,12 @@
 //
 // The semantics are a DaemonSet's rolling update: a node that has no config yet gets it at once; a
 // node whose current config is not programmed (it is unavailable anyway) is updated at once; the
-// other nodes are updated in name order while fewer than maxUnavailable nodes are unavailable. A
-// node that reports Degraded for its new config, or misses the progress deadline, stalls the
-// rollout: nobody else is updated until it recovers or the config changes again.
+// other nodes, those another config still holds included, are updated in name order while fewer
+// than maxUnavailable nodes are unavailable. Every node that is not programmed on what it has
+// counts as unavailable, whether it is being updated, lapsed after programming its config, or
+// cannot get the new config at all. A node that reports Degraded for its new config, or misses
+// the progress deadline before it first programmed it, stalls the rollout: nobody else is updated
+// until it recovers or the config changes again.
 package rollout
 
 import (
@@ -26,8 +29,15 @@ type Node struct {
 	Desired string
 	// Current is the hash in its WindowsProxyNode's spec; empty when it has none.
 	Current string
+	// Foreign is true when Current was written by another config that held the node: taking the
+	// node over is an update like any other, paced by the budget, even if the hashes match.
+	Foreign bool
 	// Programmed is true when the agent reports Programmed for Current.
 	Programmed bool
+	// ProgrammedOnce is true when the agent reported Programmed for Current at some point: the
+	// rollout reached the node, so not being Programmed now is a lapse (say, the CNI recreating
+	// its network), not a missed progress deadline.
+	ProgrammedOnce bool
 	// Degraded is true when the agent reports Degraded for Current.
 	Degraded bool
 	// UpdatedAt is when Current was written.
@@ -94,20 +104,30 @@ func Compute(nodes []Node, o Options) Plan {
 	slices.SortFunc(nodes, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
 
 	var p Plan
+	// unavailable counts every node not programmed on what it has, the budget's measure;
+	// p.InFlight only those the rollout is moving.
 	var unavailable int
 	var down, up []string // nodes needing an update: unavailable ones, available ones
 	for _, n := range nodes {
 		switch {
 		case n.Desired == "":
-			// Left alone: the caller reports why.
+			// Left alone: the caller reports why. Down on its last config, it still uses the budget.
+			if n.Current != "" && !n.Programmed {
+				unavailable++
+			}
 		case n.Current == "":
 			p.Create = append(p.Create, n.Name)
 			unavailable++
-		case n.Current == n.Desired:
+			p.InFlight++
+		case n.Current == n.Desired && !n.Foreign:
 			if n.Programmed {
 				continue
 			}
 			unavailable++
+			if n.ProgrammedOnce {
+				continue
+			}
+			p.InFlight++
 			switch left := n.UpdatedAt.Add(o.ProgressDeadline).Sub(o.Now); {
 			case n.Degraded:
 				p.Stalls = append(p.Stalls, Stall{Node: n.Name})
@@ -123,11 +143,9 @@ func Compute(nodes []Node, o Options) Plan {
 			up = append(up, n.Name)
 		}
 	}
-	p.InFlight = unavailable
 	if o.Paused || len(p.Stalls) > 0 {
 		p.Pending = slices.Concat(down, up)
 		slices.Sort(p.Pending)
-		p.InFlight -= len(down)
 		return p
 	}
 	p.Update = down
@@ -135,7 +153,7 @@ func Compute(nodes []Node, o Options) Plan {
 	take := min(budget, len(up))
 	p.Update = append(p.Update, up[:take]...)
 	p.Pending = up[take:]
-	p.InFlight += take
+	p.InFlight += len(down) + take
 	slices.Sort(p.Update)
 	if len(p.Create)+len(p.Update) > 0 && (p.RequeueAfter == 0 || o.ProgressDeadline < p.RequeueAfter) {
 		p.RequeueAfter = o.ProgressDeadline

@@ -17,6 +17,18 @@ func on(name, cur string, programmed bool) Node {
 	return Node{Name: name, Desired: "new", Current: cur, Programmed: programmed, UpdatedAt: now.Add(-time.Minute)}
 }
 
+// foreign is a node whose WindowsProxyNode another config wrote, with hash cur.
+func foreign(name, cur string, programmed bool) Node {
+	n := on(name, cur, programmed)
+	n.Foreign = true
+	return n
+}
+
+// lapsed is a node that programmed "new" a month ago and no longer reports Programmed.
+func lapsed(name string, degraded bool) Node {
+	return Node{Name: name, Desired: "new", Current: "new", ProgrammedOnce: true, Degraded: degraded, UpdatedAt: now.Add(-30 * 24 * time.Hour)}
+}
+
 func TestCompute(t *testing.T) {
 	opts := Options{MaxUnavailable: 1, ProgressDeadline: 5 * time.Minute, Now: now}
 	tests := []struct {
@@ -81,8 +93,38 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:  "nodes that failed resolution are left out",
-			nodes: []Node{{Name: "a", Current: "old"}, on("b", "old", true)},
+			nodes: []Node{{Name: "a", Current: "old", Programmed: true}, {Name: "c"}, on("b", "old", true)},
 			want:  Plan{Update: []string{"b"}, InFlight: 1, RequeueAfter: 5 * time.Minute},
+		},
+		{
+			name:  "a node that failed resolution and is down on its old config uses the budget",
+			nodes: []Node{{Name: "a", Current: "old"}, on("b", "old", true)},
+			want:  Plan{Pending: []string{"b"}},
+		},
+		{
+			name:  "taking over nodes another config holds is paced like an update",
+			nodes: []Node{foreign("a", "theirs", true), foreign("b", "theirs", true), foreign("c", "new", true)},
+			want:  Plan{Update: []string{"a"}, Pending: []string{"b", "c"}, InFlight: 1, RequeueAfter: 5 * time.Minute},
+		},
+		{
+			name:  "a held node that is down is taken over at once",
+			nodes: []Node{foreign("a", "theirs", true), foreign("b", "theirs", false)},
+			want:  Plan{Update: []string{"b"}, Pending: []string{"a"}, InFlight: 1, RequeueAfter: 5 * time.Minute},
+		},
+		{
+			name:  "a node that lapsed long after programming its config is unavailable, not a stall",
+			nodes: []Node{lapsed("a", false), on("b", "new", true)},
+			want:  Plan{},
+		},
+		{
+			name:  "a node that lapsed with Degraded is not a stall either",
+			nodes: []Node{lapsed("a", true), on("b", "new", true)},
+			want:  Plan{},
+		},
+		{
+			name:  "a lapsed node uses the budget",
+			nodes: []Node{lapsed("a", false), on("b", "old", true)},
+			want:  Plan{Pending: []string{"b"}},
 		},
 		{
 			name:  "degraded on the old config is not a stall",
