@@ -50,8 +50,9 @@ type Result struct {
 	// DriftRepairs counts objects found deleted behind the agent's back and
 	// recreated.
 	DriftRepairs int
-	// Adopted counts unrecorded LBs identical to a desired one, taken over
-	// without a call.
+	// Adopted counts unrecorded LBs proven the agent's by a create intent
+	// (a kill came between create and ledger write), taken over without a
+	// call.
 	Adopted int
 	// ForeignReplaced lists the frontends of foreign LBs deleted because
 	// they blocked a create (reference §7.4).
@@ -462,11 +463,17 @@ func frontOf(lb hns.LoadBalancer) frontKey {
 
 // matchLoadBalancers maps desired keys to listed LBs: the remembered ID if
 // it is still listed (else that is drift), or after a restart an owned LB
-// with the same content or the same frontend, or an unowned LB identical to
-// the desired one (adopted: a crash between create and ledger write, or a
-// previous proxy's LB).
+// with the same content or the same frontend. An LB the agent created but
+// was killed before recording is owned once AdoptCreated found its intent;
+// any other unowned LB is foreign however identical it is (a previous
+// proxy's): it is replaced only if it blocks a create (reference §7.4).
 func (s *syncState) matchLoadBalancers() error {
 	a := s.a
+	adopted, err := a.owned.AdoptCreated(s.o.LoadBalancers)
+	if err != nil {
+		return err
+	}
+	s.r.Adopted = adopted
 	for key, id := range a.lbIDs {
 		uid := strings.ToUpper(id)
 		if _, ok := s.listedLB[uid]; ok && a.owned.OwnsLoadBalancer(id) {
@@ -484,12 +491,12 @@ func (s *syncState) matchLoadBalancers() error {
 		return nil // the usual resync: no listed LB needs indexing by content
 	}
 	ownedByFront := map[frontKey]string{}
-	exact := map[string][]string{} // content signature -> listed IDs
+	exact := map[string][]string{} // content signature -> owned listed IDs
 	for _, lb := range s.o.LoadBalancers {
 		if a.owned.OwnsLoadBalancer(lb.ID) {
 			ownedByFront[frontOf(lb)] = strings.ToUpper(lb.ID)
+			exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
 		}
-		exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
 	}
 	for _, lb := range unmapped {
 		want := s.build(lb)
@@ -507,12 +514,6 @@ func (s *syncState) matchLoadBalancers() error {
 		}
 		if found == "" {
 			continue
-		}
-		if !a.owned.OwnsLoadBalancer(found) {
-			if err := a.owned.Adopt(hns.KindLoadBalancer, found); err != nil {
-				return err
-			}
-			s.r.Adopted++
 		}
 		a.lbIDs[lb.Key] = s.listedLB[found].ID
 		s.claimed[found] = true

@@ -31,9 +31,16 @@
 // (including a simulator persisted to a file and shared between processes),
 // because neither depends on implementation-specific storage.
 //
-// Known gap: a process killed between a successful HNS create and the ledger
-// append leaves one load balancer that is unrecorded. It is never deleted by
-// winproxy (it is foreign as far as the ledger knows); the agent may adopt it
-// explicitly (Owned.Adopt) when its content exactly matches a desired load
-// balancer.
+// Creating a load balancer and recording its ID cannot be one step, so
+// Owned.CreateLoadBalancer first appends an intent (a hash of the LB's
+// content) and replaces it by the ID after the create, or drops it on
+// failure. A process killed in between leaves the intent; on the next sync
+// Owned.AdoptCreated records the unrecorded LB matching it and drops the
+// rest. No other unrecorded LB is ever adopted, however identical to a
+// desired one: kube-proxy's or an admin's stays foreign, and the agent
+// deletes it only when it blocks a frontend the agent must create
+// (winkernel reference §7.4). Residue: killed after the intent but before an
+// identical foreign blocker was replaced, the agent adopts that blocker,
+// which is what the replacement would have produced. A lost ledger proves
+// no load balancer ours: each is then replaced once through §7.4.
 package hns

@@ -2,6 +2,8 @@ package hns
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -27,16 +29,23 @@ type ObjectKind byte
 const (
 	KindLoadBalancer ObjectKind = 'L'
 	KindEndpoint     ObjectKind = 'E'
+	// kindIntent entries are not objects but load balancers about to be
+	// created, by content key: they prove a create whose ID a kill kept
+	// from being recorded was ours.
+	kindIntent ObjectKind = 'I'
 )
+
+var ledgerKinds = []ObjectKind{KindLoadBalancer, KindEndpoint, kindIntent}
 
 // Ledger records the IDs of the HNS objects winproxy created.
 //
 // It is an append-only journal ("+L <id>" / "-L <id>" lines) rather than a
 // rewritten snapshot, so recording one of thousands of objects costs one
 // small append, not a rewrite of the whole set. Opening compacts the journal
-// (temp file + rename). A line torn by a kill is ignored. No fsync: HNS load
-// balancers do not survive a reboot either, and a plain process kill loses
-// nothing already written.
+// (temp file + rename), keeping pending intents ("+I <key>"). A line torn by
+// a kill is ignored, and so is a line of a kind this version does not know.
+// No fsync: HNS load balancers do not survive a reboot either, and a plain
+// process kill loses nothing already written.
 //
 // IDs are compared case-insensitively (HNS GUIDs appear in both cases).
 type Ledger struct {
@@ -50,7 +59,7 @@ type Ledger struct {
 // in-memory ledger, for tests.
 func OpenLedger(path string) (*Ledger, error) {
 	l := &Ledger{path: path, ids: map[ObjectKind]map[string]struct{}{
-		KindLoadBalancer: {}, KindEndpoint: {},
+		KindLoadBalancer: {}, KindEndpoint: {}, kindIntent: {},
 	}}
 	if path == "" {
 		return l, nil
@@ -98,7 +107,7 @@ func parseLedgerLine(s string) (op byte, k ObjectKind, id string, ok bool) {
 		return 0, 0, "", false
 	}
 	k = ObjectKind(s[1])
-	if k != KindLoadBalancer && k != KindEndpoint {
+	if !slices.Contains(ledgerKinds, k) {
 		return 0, 0, "", false
 	}
 	id = strings.TrimSpace(s[3:])
@@ -110,7 +119,7 @@ func parseLedgerLine(s string) (op byte, k ObjectKind, id string, ok bool) {
 
 func (l *Ledger) compact() error {
 	var b strings.Builder
-	for _, k := range []ObjectKind{KindLoadBalancer, KindEndpoint} {
+	for _, k := range ledgerKinds {
 		for _, id := range l.sorted(k) {
 			fmt.Fprintf(&b, "+%c %s\n", k, id)
 		}
@@ -170,31 +179,50 @@ func (l *Ledger) IDs(k ObjectKind) []string {
 }
 
 // Record marks id as owned.
-func (l *Ledger) Record(k ObjectKind, id string) error { return l.change('+', k, id) }
+func (l *Ledger) Record(k ObjectKind, id string) error { return l.change(entry{'+', k, id}) }
 
 // Forget removes id (after it was deleted).
-func (l *Ledger) Forget(k ObjectKind, id string) error { return l.change('-', k, id) }
+func (l *Ledger) Forget(k ObjectKind, id string) error { return l.change(entry{'-', k, id}) }
 
-func (l *Ledger) change(op byte, k ObjectKind, id string) error {
-	id = normID(id)
-	if id == "" || strings.ContainsAny(id, " \t\n") {
-		return fmt.Errorf("ledger: invalid id %q", id)
+// entry is one journal line.
+type entry struct {
+	op byte
+	k  ObjectKind
+	id string
+}
+
+// change applies entries with one append, so that a kill keeps all of them
+// or none (a torn last line is ignored). Entries that change nothing are
+// not written.
+func (l *Ledger) change(es ...entry) error {
+	for i := range es {
+		es[i].id = normID(es[i].id)
+		if id := es[i].id; id == "" || strings.ContainsAny(id, " \t\n") {
+			return fmt.Errorf("ledger: invalid id %q", id)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, had := l.ids[k][id]
-	if (op == '+') == had {
+	var b []byte
+	for _, e := range es {
+		if _, had := l.ids[e.k][e.id]; (e.op == '+') != had {
+			b = fmt.Appendf(b, "%c%c %s\n", e.op, e.k, e.id)
+		}
+	}
+	if len(b) == 0 {
 		return nil // no change, no write
 	}
 	if l.f != nil {
-		if _, err := fmt.Fprintf(l.f, "%c%c %s\n", op, k, id); err != nil {
+		if _, err := l.f.Write(b); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 	}
-	if op == '+' {
-		l.ids[k][id] = struct{}{}
-	} else {
-		delete(l.ids[k], id)
+	for _, e := range es {
+		if e.op == '+' {
+			l.ids[e.k][e.id] = struct{}{}
+		} else {
+			delete(l.ids[e.k], e.id)
+		}
 	}
 	return nil
 }
@@ -270,13 +298,70 @@ func (o *Owned) DeleteEndpoint(ctx context.Context, id string) error {
 	return err
 }
 
-// CreateLoadBalancer creates and records an LB.
+// CreateLoadBalancer creates and records an LB. An intent is recorded
+// first: should the process be killed before the ID is, AdoptCreated can
+// still tell the LB from a stranger's, which HNS offers no tag for.
 func (o *Owned) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error) {
+	intent := intentKey(lb)
+	if err := o.Ledger.change(entry{'+', kindIntent, intent}); err != nil {
+		return LoadBalancer{}, err
+	}
 	created, err := o.Client.CreateLoadBalancer(ctx, lb)
 	if err != nil {
+		if ferr := o.Ledger.change(entry{'-', kindIntent, intent}); ferr != nil {
+			return created, errors.Join(err, ferr)
+		}
 		return created, err
 	}
-	return created, o.Ledger.Record(KindLoadBalancer, created.ID)
+	return created, o.Ledger.change(entry{'+', KindLoadBalancer, created.ID}, entry{'-', kindIntent, intent})
+}
+
+// AdoptCreated settles the intents a killed process left: a listed LB not
+// in the ledger whose content matches one was created by winproxy and is
+// recorded; the other intents were never carried out and are dropped. An
+// unrecorded LB matching no intent stays foreign, however closely it
+// resembles one winproxy wants. It makes no HNS call, and does nothing
+// (not even hash) when no intent is pending, as on every sync but the
+// first after a kill.
+func (o *Owned) AdoptCreated(listed []LoadBalancer) (adopted int, err error) {
+	l := o.Ledger
+	l.mu.Lock()
+	pending := len(l.ids[kindIntent])
+	l.mu.Unlock()
+	if pending == 0 {
+		return 0, nil
+	}
+	for _, lb := range listed {
+		if o.OwnsLoadBalancer(lb.ID) {
+			continue
+		}
+		intent := intentKey(lb)
+		if !l.Owns(kindIntent, intent) {
+			continue
+		}
+		if err := l.change(entry{'+', KindLoadBalancer, lb.ID}, entry{'-', kindIntent, intent}); err != nil {
+			return adopted, err
+		}
+		adopted++
+	}
+	for _, intent := range l.IDs(kindIntent) {
+		if err := l.Forget(kindIntent, intent); err != nil {
+			return adopted, err
+		}
+	}
+	return adopted, nil
+}
+
+// intentKey identifies an LB by everything winproxy compares, the ID
+// excepted: a hash, so that an LB of many backends is one short line.
+func intentKey(lb LoadBalancer) string {
+	ids := make([]string, len(lb.BackendEndpointIDs))
+	for i, id := range lb.BackendEndpointIDs {
+		ids[i] = normID(id) // HNS keeps neither case nor, everywhere, order
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%v|%+v|%d|%v|%v", lb.FrontendVIPs, lb.PortMapping, lb.Flags, lb.SourceVIP, ids))
+	return strings.ToUpper(hex.EncodeToString(sum[:16]))
 }
 
 // ModifyLoadBalancer modifies an owned LB only.

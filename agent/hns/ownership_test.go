@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -198,5 +199,75 @@ func TestLedgerOwnsIgnoresCaseAndSpace(t *testing.T) {
 	// The agent asks for every listed object on every sync.
 	if n := testing.AllocsPerRun(100, func() { l.Owns(hns.KindEndpoint, "AB-12") }); n != 0 {
 		t.Errorf("Owns of a stored ID allocates %v times, want 0", n)
+	}
+}
+
+// crashAfterCreate stands for a process killed after HNS created an LB and
+// before the ledger recorded it.
+type crashAfterCreate struct{ *sim.Sim }
+
+func (c crashAfterCreate) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	c.Sim.CreateLoadBalancer(ctx, lb)
+	panic("killed")
+}
+
+func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "owned")
+	// A journal of an older version: its lines keep their meaning.
+	if err := os.WriteFile(path, []byte("+L OLD-LB\n+E EP1\n+L GONE\n-L GONE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := sim.MustNew(sim.WithProfile(sim.WS2025))
+	defer s.Close()
+	s.AddNetwork(hns.Network{Name: "vxlan0", Type: hns.NetworkTypeOverlay})
+	s.AddLocalEndpoint("vxlan0", "pod", netip.MustParseAddr("10.244.1.10"))
+	o, _, pod := newOwnedHost(t, path, s)
+	lb := func(vip string) hns.LoadBalancer {
+		return hns.LoadBalancer{FrontendVIPs: []netip.Addr{netip.MustParseAddr(vip)},
+			PortMapping: hns.PortMapping{Protocol: 6, InternalPort: 8080, ExternalPort: 80}, BackendEndpointIDs: []string{pod.ID}}
+	}
+	// A stranger's LB, identical to what we are about to create elsewhere.
+	stranger, _ := s.AddLoadBalancer(lb("10.96.0.11"))
+
+	killed := hns.NewOwned(crashAfterCreate{s}, o.Ledger)
+	func() {
+		defer func() { recover() }()
+		killed.CreateLoadBalancer(ctx, lb("10.96.0.10"))
+	}()
+	// A create HNS refused leaves no intent behind.
+	if _, err := o.CreateLoadBalancer(ctx, lb("10.96.0.11")); !hns.IsPortExists(err) {
+		t.Fatalf("create on a taken frontend: %v", err)
+	}
+	o.Ledger.Close()
+
+	// Compaction keeps the pending intent, and the old lines.
+	l, err := hns.OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	b, _ := os.ReadFile(path)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || lines[0] != "+L OLD-LB" || lines[1] != "+E EP1" || !strings.HasPrefix(lines[2], "+I ") {
+		t.Fatalf("compacted journal:\n%s", b)
+	}
+	o2 := hns.NewOwned(s, l)
+	listed, _ := s.ListLoadBalancers(ctx)
+	s.Reset()
+	n, err := o2.AdoptCreated(listed)
+	if err != nil || n != 1 {
+		t.Fatalf("AdoptCreated = %d, %v; want 1", n, err)
+	}
+	for _, x := range listed {
+		if want := x.ID != stranger.ID; o2.OwnsLoadBalancer(x.ID) != want {
+			t.Errorf("LB %s owned = %v, want %v", x, !want, want)
+		}
+	}
+	if c := s.Counts(); c.Total() != 0 {
+		t.Errorf("AdoptCreated called HNS: %+v", c)
+	}
+	// The intent is settled: a second call adopts nothing.
+	if n, _ := o2.AdoptCreated(listed); n != 0 {
+		t.Errorf("second AdoptCreated adopted %d", n)
 	}
 }
