@@ -37,13 +37,17 @@ type Applier struct {
 
 	version   *hns.Version
 	networkID string
-	// noModify is set after HNS answered E_NOTIMPL to a modify: from then on
-	// changed LBs are deleted and recreated (for the process lifetime).
+	// noModify is set after HNS answered E_NOTIMPL to a modify, or accepted
+	// one without carrying it out: from then on changed LBs are deleted and
+	// recreated (for the process lifetime).
 	noModify bool
-	lbIDs    map[engine.LBKey]string
-	epIDs    map[netip.Addr]string
-	retries  map[retryKey]*retry
-	index    *index
+	// modified holds what this sync's modifies asked for, lastModified the
+	// previous sync's: an LB that differs from it was not really modified.
+	modified, lastModified map[engine.LBKey]hns.LoadBalancer
+	lbIDs                  map[engine.LBKey]string
+	epIDs                  map[netip.Addr]string
+	retries                map[retryKey]*retry
+	index                  *index
 }
 
 type retry struct {
@@ -71,6 +75,7 @@ func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
 		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},
 		base: time.Second, max: 5 * time.Minute,
 		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[retryKey]*retry{},
+		modified: map[engine.LBKey]hns.LoadBalancer{}, lastModified: map[engine.LBKey]hns.LoadBalancer{},
 		index: newIndex(),
 	}
 	for _, o := range opts {

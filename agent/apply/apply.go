@@ -592,6 +592,8 @@ func (s *syncState) deleteLB(id string) error {
 // calls are made in key order.
 func (s *syncState) programLoadBalancers() error {
 	a := s.a
+	a.lastModified, a.modified = a.modified, a.lastModified
+	clear(a.modified)
 	var todo []engine.LoadBalancer
 	for _, lb := range s.d.LoadBalancers {
 		if s.programmed(lb) {
@@ -646,11 +648,18 @@ func (s *syncState) programmed(lb engine.LoadBalancer) bool {
 // service did not opt out), else delete and create.
 func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id string, mapped bool) error {
 	a := s.a
+	if asked, ok := a.lastModified[lb.Key]; ok && mapped && !sameLB(s.listedLB[strings.ToUpper(id)], asked) {
+		// Last sync's modify was accepted but not carried out (HNS 15.4
+		// keeps the old backends, k/k #131466): modifying again would
+		// repeat forever.
+		a.noModify = true
+	}
 	if mapped && !a.noModify && !lb.Recreate && s.o.View.Capabilities.ModifyLoadBalancer {
 		got, err := a.owned.ModifyLoadBalancer(s.ctx, id, want)
 		s.write(WriteLBModify)
 		if err == nil {
 			s.listedLB[strings.ToUpper(got.ID)] = got
+			a.modified[lb.Key] = want
 			return nil
 		}
 		if !hns.IsNotImplemented(err) {

@@ -274,6 +274,51 @@ func TestScenario22ModifyNotImplementedFallsBack(t *testing.T) {
 	}
 }
 
+// staleModify is HNS 15.4 (k/k #131466): a modify is accepted and changes
+// everything but the backends.
+type staleModify struct{ *sim.Sim }
+
+func (s staleModify) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	st, err := s.Snapshot()
+	if err != nil {
+		return hns.LoadBalancer{}, err
+	}
+	for _, cur := range st.LoadBalancers {
+		if cur.ID == id {
+			lb.BackendEndpointIDs = cur.BackendEndpointIDs
+		}
+	}
+	return s.Sim.ModifyLoadBalancer(ctx, id, lb)
+}
+
+func TestModifyWithoutEffectFallsBack(t *testing.T) {
+	h := newHost(t, sim.WS2025, false, false)
+	h.app = New(staleModify{h.sim}, h.ledger, WithClock(h.clk))
+	workload(h)
+	h.sync()
+	h.endpoints("svc3", "192.168.1.6@node-1", "192.168.1.5@node-1")
+	_, c := h.sync()
+	if diff := cmp.Diff(map[sim.Op]int{sim.OpModifyLoadBalancer: 1}, writes(c)); diff != "" {
+		t.Errorf("first try: writes (-want +got):\n%s", diff)
+	}
+	// The LB still has the old backends: not another modify, but a
+	// replacement, after which nothing differs.
+	recreate := map[sim.Op]int{sim.OpDeleteLoadBalancer: 1, sim.OpCreateLoadBalancer: 1}
+	_, c = h.sync()
+	if diff := cmp.Diff(recreate, writes(c)); diff != "" {
+		t.Errorf("next sync: writes (-want +got):\n%s", diff)
+	}
+	if _, c := h.sync(); c.Writes != 0 {
+		t.Errorf("sync after the replacement made %d writes: %v", c.Writes, writes(c))
+	}
+	// Modify is not trusted again.
+	h.endpoints("svc3", "192.168.1.6@node-1")
+	_, c = h.sync()
+	if diff := cmp.Diff(recreate, writes(c)); diff != "" {
+		t.Errorf("next change: writes (-want +got):\n%s", diff)
+	}
+}
+
 func TestScenario52OptimizationDisabledRecreates(t *testing.T) {
 	h := newHost(t, sim.WS2025, false, false)
 	workload(h)
