@@ -35,8 +35,8 @@ type Applier struct {
 	base  time.Duration
 	max   time.Duration
 
-	version   *hns.Version
-	networkID string
+	version                *hns.Version
+	networkID, networkName string
 	// noModify is set after HNS answered E_NOTIMPL to a modify, or accepted
 	// one without carrying it out: from then on changed LBs are deleted and
 	// recreated (for the process lifetime).

@@ -130,14 +130,38 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 		clear(a.lbIDs)
 		clear(a.epIDs)
 		clear(a.retries)
+		if strings.EqualFold(a.networkName, o.View.Network.Name) {
+			if err := a.forgetEndpointsGoneWith(o.View.Endpoints); err != nil {
+				return r, err
+			}
+		}
 	}
-	a.networkID = o.View.Network.ID
+	a.networkID, a.networkName = o.View.Network.ID, o.View.Network.Name
 
 	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: a.index}
 	defer a.index.reset()
 	err := s.run()
 	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
 	return r, err
+}
+
+// forgetEndpointsGoneWith drops from the ledger the endpoints of a network
+// that was recreated, i.e. those not listed on its successor: no HNS call
+// can delete them any more. A network the config merely switched away from
+// still exists, so its endpoints stay recorded for winproxy-agent cleanup.
+func (a *Applier) forgetEndpointsGoneWith(listed []hns.Endpoint) error {
+	on := make(map[string]bool, len(listed))
+	for _, ep := range listed {
+		on[strings.ToUpper(ep.ID)] = true
+	}
+	for _, id := range a.owned.Ledger.IDs(hns.KindEndpoint) {
+		if !on[id] {
+			if err := a.owned.Ledger.Forget(hns.KindEndpoint, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (s *syncState) run() error {

@@ -503,6 +503,43 @@ func TestDriftIsRepaired(t *testing.T) {
 	}
 }
 
+// The endpoints of a network the CNI recreated are gone with it: the ledger
+// forgets them rather than keeping them for ever.
+func TestRecreatedNetworkEndpointsAreForgotten(t *testing.T) {
+	h := newHost(t, sim.WS2022, true, false)
+	workload(h)
+	h.sync()
+	old := h.ledger.IDs(hns.KindEndpoint)
+	n := h.snapshot().Networks[0]
+	if err := h.sim.RemoveNetwork(netName); err != nil {
+		t.Fatal(err)
+	}
+	n.ID = ""
+	if _, err := h.sim.AddNetwork(n); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"192.168.1.5", "192.168.1.6"} {
+		if _, err := h.sim.AddLocalEndpoint(netName, "pod-"+a, ip(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, _ := h.sync(); len(r.Failures) != 0 {
+		t.Fatalf("sync on the new network: %v", r.Failures)
+	}
+	listed := map[string]bool{}
+	for _, ep := range h.snapshot().Endpoints {
+		listed[ep.ID] = true
+	}
+	for _, id := range h.ledger.IDs(hns.KindEndpoint) {
+		if !listed[id] {
+			t.Errorf("ledger keeps endpoint %s, gone with the old network", id)
+		}
+	}
+	if got := len(h.ledger.IDs(hns.KindEndpoint)); got != len(old) {
+		t.Errorf("%d endpoints recorded, want the %d re-created", got, len(old))
+	}
+}
+
 func TestScenario42SourceVIPEndpoint(t *testing.T) {
 	h := newHost(t, sim.WS2022, true, false)
 	workload(h)
