@@ -13,21 +13,27 @@ import (
 
 // claimant is a config competing for nodes.
 type claimant struct {
-	name     string
-	created  metav1.Time
-	selector labels.Selector
+	name    string
+	created metav1.Time
+	// claims reports whether the config wants node.
+	claims func(node *corev1.Node) bool
 }
 
-// claimants returns the configs whose selector is valid, oldest first (creationTimestamp, then
-// name): the order in which they claim nodes.
-func claimants(configs []winproxyv1alpha1.WindowsProxyConfig) []claimant {
+// claimants returns every config as a claimant, oldest first (creationTimestamp, then name): the
+// order in which they claim nodes. holders maps a node name to the config its WindowsProxyNode
+// belongs to. A config whose selector is invalid keeps claiming the nodes it holds: a typo in an
+// older config must not hand its nodes to a newer one all at once.
+func claimants(configs []winproxyv1alpha1.WindowsProxyConfig, holders map[string]string) []claimant {
 	out := make([]claimant, 0, len(configs))
 	for i := range configs {
-		sel, err := selector(&configs[i])
-		if err != nil {
-			continue
+		name := configs[i].Name
+		c := claimant{name: name, created: configs[i].CreationTimestamp}
+		if sel, err := selector(&configs[i]); err == nil {
+			c.claims = func(n *corev1.Node) bool { return sel.Matches(labels.Set(n.Labels)) }
+		} else {
+			c.claims = func(n *corev1.Node) bool { return holders[n.Name] == name }
 		}
-		out = append(out, claimant{name: configs[i].Name, created: configs[i].CreationTimestamp, selector: sel})
+		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b claimant) int {
 		if c := a.created.Compare(b.created.Time); c != 0 {
@@ -51,31 +57,35 @@ func isWindows(node *corev1.Node) bool {
 	return node.Labels[winproxyv1alpha1.OSLabel] == "windows"
 }
 
-// owner returns the oldest claimant that selects node, or "" when none does.
+// owner returns the oldest claimant that claims node, or "" when none does.
 func owner(node *corev1.Node, sorted []claimant) string {
 	if !isWindows(node) {
 		return ""
 	}
-	set := labels.Set(node.Labels)
 	for _, c := range sorted {
-		if c.selector.Matches(set) {
+		if c.claims(node) {
 			return c.name
 		}
 	}
 	return ""
 }
 
-// conflict is a node a config selects that an older config owns.
+// conflict is a node a config claims that an older config owns.
 type conflict struct {
 	node, owner string
 }
 
-// partition splits the Windows nodes that sel selects into those self owns and those an older
-// config owns, both sorted by name.
-func partition(self string, sel labels.Selector, nodes []corev1.Node, sorted []claimant) (owned []*corev1.Node, conflicts []conflict) {
+// partition splits the Windows nodes that self (one of sorted) claims into those it owns and
+// those an older config owns, both sorted by name.
+func partition(self string, nodes []corev1.Node, sorted []claimant) (owned []*corev1.Node, conflicts []conflict) {
+	i := slices.IndexFunc(sorted, func(c claimant) bool { return c.name == self })
+	if i < 0 {
+		return nil, nil
+	}
+	claims := sorted[i].claims
 	for i := range nodes {
 		n := &nodes[i]
-		if !isWindows(n) || !sel.Matches(labels.Set(n.Labels)) {
+		if !isWindows(n) || !claims(n) {
 			continue
 		}
 		if o := owner(n, sorted); o == self {

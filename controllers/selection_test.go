@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -48,6 +47,7 @@ func TestPartition(t *testing.T) {
 	tests := []struct {
 		name    string
 		configs []winproxyv1alpha1.WindowsProxyConfig
+		holders map[string]string
 		self    string
 		want    result
 	}{
@@ -91,32 +91,36 @@ func TestPartition(t *testing.T) {
 			want: result{Conflicts: []conflict{{node: "win-a1", owner: "alpha"}, {node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
 		},
 		{
-			name: "a config with an invalid selector claims nothing",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				func() winproxyv1alpha1.WindowsProxyConfig {
-					c := testConfig("broken", 2*time.Hour, nil)
-					c.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "pool", Operator: "Bogus"}}}
-					return c
-				}(),
-				testConfig("ok", time.Hour, nil),
-			},
-			self: "ok",
-			want: result{Owned: []string{"win-a1", "win-a2", "win-b"}},
+			name:    "a config with an invalid selector that holds nothing claims nothing",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			self:    "ok",
+			want:    result{Owned: []string{"win-a1", "win-a2", "win-b"}},
+		},
+		{
+			name:    "an older config with an invalid selector keeps the nodes it holds",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			holders: map[string]string{"win-a1": "broken", "win-a2": "broken", "win-b": "ok"},
+			self:    "ok",
+			want:    result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "broken"}, {node: "win-a2", owner: "broken"}}},
+		},
+		{
+			name:    "the config with the invalid selector owns what it holds",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			holders: map[string]string{"win-a1": "broken", "win-a2": "broken", "win-b": "ok", "linux-pool": "broken"},
+			self:    "broken",
+			want:    result{Owned: []string{"win-a1", "win-a2"}},
+		},
+		{
+			name:    "a younger config with an invalid selector loses what an older one selects",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(time.Minute), testConfig("old", time.Hour, map[string]string{"pool": "a"})},
+			holders: map[string]string{"win-a1": "broken", "win-b": "broken"},
+			self:    "broken",
+			want:    result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "old"}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var self *winproxyv1alpha1.WindowsProxyConfig
-			for i := range tt.configs {
-				if tt.configs[i].Name == tt.self {
-					self = &tt.configs[i]
-				}
-			}
-			sel, err := selector(self)
-			if err != nil {
-				t.Fatal(err)
-			}
-			owned, conflicts := partition(tt.self, sel, nodes, claimants(tt.configs))
+			owned, conflicts := partition(tt.self, nodes, claimants(tt.configs, tt.holders))
 			got := result{Conflicts: conflicts}
 			for _, n := range owned {
 				got.Owned = append(got.Owned, n.Name)
@@ -128,9 +132,16 @@ func TestPartition(t *testing.T) {
 	}
 }
 
+// broken is a config named "broken" whose selector cannot be parsed.
+func broken(age time.Duration) winproxyv1alpha1.WindowsProxyConfig {
+	c := testConfig("broken", age, nil)
+	c.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "pool", Operator: "Bogus"}}}
+	return c
+}
+
 func TestOwnerIgnoresLinux(t *testing.T) {
 	n := testNode("l", map[string]string{winproxyv1alpha1.OSLabel: "linux"})
-	if o := owner(&n, []claimant{{name: "all", selector: labels.Everything()}}); o != "" {
+	if o := owner(&n, claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil)); o != "" {
 		t.Errorf("owner() = %q, want none for a Linux node", o)
 	}
 }

@@ -112,7 +112,7 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	switch {
 	case in.selectorErr != nil:
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector,
-			fmt.Sprintf("spec.nodeSelector is invalid: %v; no node is selected until it is fixed", in.selectorErr))
+			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", in.selectorErr, selected))
 	case selected == 0:
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
 	case unresolved == selected:
@@ -149,6 +149,8 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	// Progressing.
 	p := &in.plan
 	switch {
+	case in.selectorErr != nil:
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
 	case len(p.Stalls) > 0:
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, stalls[p.Stalls[0].Node]))
 	case in.rollout.Paused && !p.Done():

@@ -152,9 +152,17 @@ func TestComputeStatus(t *testing.T) {
 			},
 		},
 		{
-			name:      "invalid selector",
-			in:        statusInputs{selectorErr: errors.New(`"Bogus" is not a valid label selector operator`)},
-			wantConds: conds("False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			name: "invalid selector: the held nodes are kept as they are",
+			in: statusInputs{
+				selectorErr: errors.New(`"Bogus" is not a valid label selector operator`),
+				nodes:       []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}},
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
+			wantConds: conds("False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			wantMsg: map[string]string{
+				winproxyv1alpha1.ConditionAccepted:    "the 2 nodes the config holds keep their current config and no other node is selected until it is fixed",
+				winproxyv1alpha1.ConditionProgressing: "no node is changed until it is fixed",
+			},
 		},
 	}
 	for _, tt := range tests {

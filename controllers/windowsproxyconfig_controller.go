@@ -121,10 +121,15 @@ type scope struct {
 	before *winproxyv1alpha1.WindowsProxyConfig
 
 	// selected is true once the nodes were read: from then on the status can be computed.
-	selected    bool
+	selected bool
+	// selectorErr is set when spec.nodeSelector is invalid: owned are then the nodes the config
+	// holds, and nothing is written.
 	selectorErr error
 	owned       []*corev1.Node
 	conflicts   []conflict
+	// takenOver are nodes of this config's WindowsProxyNodes that another config owns now: that
+	// config moves them at its own rollout pace, so they are not deleted here.
+	takenOver map[string]bool
 	// wpns are this config's WindowsProxyNodes and those named after its nodes, by name; they
 	// are cache objects and must not be mutated.
 	wpns     map[string]*winproxyv1alpha1.WindowsProxyNode
@@ -192,21 +197,29 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	if err := r.client.List(ctx, &wpns, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing WindowsProxyNodes: %w", err)
 	}
-	sel, err := selector(s.config)
-	if err != nil {
-		s.selectorErr = err
-	} else {
-		s.owned, s.conflicts = partition(s.config.Name, sel, nodes.Items, claimants(configs.Items))
-	}
-	owned := make(map[string]bool, len(s.owned))
-	for _, n := range s.owned {
-		owned[n.Name] = true
-	}
 	all := make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(wpns.Items))
 	for i := range wpns.Items {
 		all[wpns.Items[i].Name] = &wpns.Items[i]
 	}
 	r.recentNodes.freshen(all)
+	holders := make(map[string]string, len(all))
+	for name, w := range all {
+		holders[name] = w.Spec.ConfigName
+	}
+	_, s.selectorErr = selector(s.config)
+	sorted := claimants(configs.Items, holders)
+	s.owned, s.conflicts = partition(s.config.Name, nodes.Items, sorted)
+	owned := make(map[string]bool, len(s.owned))
+	for _, n := range s.owned {
+		owned[n.Name] = true
+	}
+	s.takenOver = map[string]bool{}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if holders[n.Name] == s.config.Name && !owned[n.Name] && owner(n, sorted) != "" {
+			s.takenOver[n.Name] = true
+		}
+	}
 	s.wpns = make(map[string]*winproxyv1alpha1.WindowsProxyNode, len(s.owned))
 	for name, w := range all {
 		if w.Spec.ConfigName == s.config.Name || owned[name] {
@@ -230,8 +243,8 @@ func (r *WindowsProxyConfigReconciler) resolveNodes(s *scope) {
 	}
 }
 
-// reconcileNodes takes one rollout step and deletes the WindowsProxyNodes of nodes this config no
-// longer owns. An invalid selector changes nothing: bad input never removes a working config.
+// reconcileNodes takes one rollout step and deletes the WindowsProxyNodes of nodes nobody owns any
+// more. An invalid selector changes nothing: bad input never removes a working config.
 func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *scope) error {
 	if s.selectorErr != nil {
 		return nil
@@ -240,8 +253,9 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	nodes := make([]rollout.Node, 0, len(s.owned))
 	for _, n := range s.owned {
 		rn := rollout.Node{Name: n.Name, Desired: s.resolved[n.Name].hash}
-		if w := s.wpns[n.Name]; w != nil && w.Spec.ConfigName == s.config.Name {
+		if w := s.wpns[n.Name]; w != nil {
 			rn.Current = w.Spec.Hash
+			rn.Foreign = w.Spec.ConfigName != s.config.Name
 			rn.Programmed, rn.Degraded = agentReport(w)
 			rn.UpdatedAt = updatedAt(w)
 		}
@@ -272,7 +286,7 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	}
 	var stale []*winproxyv1alpha1.WindowsProxyNode
 	for name, w := range s.wpns {
-		if !owned[name] && w.Spec.ConfigName == s.config.Name {
+		if !owned[name] && !s.takenOver[name] && w.Spec.ConfigName == s.config.Name {
 			stale = append(stale, w)
 		}
 	}

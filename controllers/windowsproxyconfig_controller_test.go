@@ -544,3 +544,74 @@ func TestCleanup(t *testing.T) {
 		return len(ws) == 0, fmt.Sprintf("%d left", len(ws))
 	})
 }
+
+// consistently fails if cond stops holding within d.
+func consistently(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ok, detail := cond(); !ok {
+			t.Fatalf("%s stopped holding: %s", what, detail)
+		}
+	}
+}
+
+// configNames returns the config of each WindowsProxyNode.
+func configNames(t testing.TB) map[string]string {
+	out := map[string]string{}
+	for n, w := range wpns(t) {
+		out[n] = w.Spec.ConfigName
+	}
+	return out
+}
+
+func TestInvalidSelectorKeepsHeldNodesAndTakeoverIsPaced(t *testing.T) {
+	startController(t)
+	startAgents(t, "typo-")
+	t.Cleanup(func() { cleanup(t) })
+	specs := rolloutNodes("typo-", 3)
+	for i := range specs {
+		specs[i].kubelet, specs[i].labels = "v1.34.1", map[string]string{"pool": "x"}
+	}
+	createNodes(t, specs...)
+	createConfig(t, newConfig("typo-a", selecting(map[string]string{"pool": "x"})))
+	waitReady(t, "typo-a")
+	createConfig(t, newConfig("typo-b", selecting(map[string]string{"pool": "x"}), func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	waitCondition(t, "typo-b", winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig)
+	allA := map[string]string{"typo-0": "typo-a", "typo-1": "typo-a", "typo-2": "typo-a"}
+
+	// A typo in the older config's selector: it keeps its nodes, unchanged, and says why.
+	old := hashes(t)
+	updateConfig(t, "typo-a", func(c *winproxyv1alpha1.WindowsProxyConfig) {
+		c.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "pool", Operator: "Bogus"}}}
+	})
+	cfg := waitCondition(t, "typo-a", winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector)
+	if cfg.Status.Nodes.Selected != 3 || cond(cfg, winproxyv1alpha1.ConditionProgressing).Reason != winproxyv1alpha1.ReasonInvalidNodeSelector {
+		t.Errorf("typo-a: nodes %+v, Progressing %+v", cfg.Status.Nodes, cond(cfg, winproxyv1alpha1.ConditionProgressing))
+	}
+	consistently(t, 2*time.Second, "typo-a holding its nodes", func() (bool, string) {
+		got := configNames(t)
+		b := getConfig(t, "typo-b")
+		return cmp.Equal(allA, got) && len(b.Status.ConflictingNodes) == 3, fmt.Sprintf("owners %v, typo-b conflicting %v", got, b.Status.ConflictingNodes)
+	})
+	assertHashes(t, old, "typo-0", "typo-1", "typo-2")
+
+	// Fixed to select other nodes: typo-b takes the nodes over one at a time, as a rollout.
+	iw := watchInFlight(t, old)
+	updateConfig(t, "typo-a", selecting(map[string]string{"pool": "y"}))
+	eventually(t, waitTimeout, "every node owned by typo-b", func() (bool, string) {
+		got := configNames(t)
+		return cmp.Equal(map[string]string{"typo-0": "typo-b", "typo-1": "typo-b", "typo-2": "typo-b"}, got), fmt.Sprintf("%v", got)
+	})
+	cfg = waitReady(t, "typo-b")
+	if cfg.Status.Nodes.Updated != 3 || len(cfg.Status.ConflictingNodes) != 0 {
+		t.Errorf("typo-b after the takeover: %+v, conflicting %v", cfg.Status.Nodes, cfg.Status.ConflictingNodes)
+	}
+	if m := iw.maxInFlight(); m != 1 {
+		t.Errorf("at most %d nodes were taken over and not programmed at once, want exactly 1 (maxUnavailable 1)", m)
+	}
+	for n, w := range wpns(t) {
+		if !w.Spec.Proxy.EnableDSR || !metav1.IsControlledBy(w, getConfig(t, "typo-b")) {
+			t.Errorf("%s: DSR %t, owners %+v", n, w.Spec.Proxy.EnableDSR, w.OwnerReferences)
+		}
+	}
+}

@@ -47,8 +47,8 @@ const (
 	// ReasonNodesUnresolvable (Accepted=False): the spec cannot be resolved on any selected node,
 	// for reasons other than feature gates alone (e.g. no node has a source VIP).
 	ReasonNodesUnresolvable = "NodesUnresolvable"
-	// ReasonInvalidNodeSelector (Accepted=False, Ready=False): spec.nodeSelector cannot be parsed;
-	// the config selects no node.
+	// ReasonInvalidNodeSelector (Accepted=False, Ready=False, Progressing=False): spec.nodeSelector
+	// cannot be parsed; the config keeps the nodes it holds, unchanged, and selects no other.
 	ReasonInvalidNodeSelector = "InvalidNodeSelector"
 	// ReasonNoNodesSelected (Accepted=True, Ready=True): no Windows node matches the selector.
 	ReasonNoNodesSelected = "NoNodesSelected"
