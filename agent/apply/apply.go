@@ -165,6 +165,7 @@ func (a *Applier) forgetEndpointsGoneWith(listed []hns.Endpoint) error {
 }
 
 func (s *syncState) run() error {
+	s.pruneRetries()
 	if err := s.indexEndpoints(); err != nil {
 		return err
 	}
@@ -190,6 +191,24 @@ func (s *syncState) run() error {
 		return err
 	}
 	return s.deleteUnusedRemoteEndpoints()
+}
+
+// pruneRetries drops the backoff of objects no longer desired, so that the
+// map does not grow with every failed object ever seen and one that comes
+// back starts afresh.
+func (s *syncState) pruneRetries() {
+	for k := range s.a.retries {
+		var wanted bool
+		if k.ep.IsValid() {
+			_, wanted = s.d.RemoteEndpoints[k.ep]
+			wanted = wanted || s.d.SourceVIPEndpoint != nil && s.d.SourceVIPEndpoint.IP == k.ep
+		} else {
+			_, wanted = s.d.LoadBalancers[k.lb]
+		}
+		if !wanted {
+			delete(s.a.retries, k)
+		}
+	}
 }
 
 func (s *syncState) write(w Write) { s.r.Writes[w]++ }

@@ -663,6 +663,36 @@ func TestFailureIsolationAndBackoff(t *testing.T) {
 	}
 }
 
+// The backoff of a failed object ends with its service: one that comes
+// back is programmed at once, and nothing is kept for it meanwhile.
+func TestRetriesOfUndesiredObjectsArePruned(t *testing.T) {
+	h := newHost(t, sim.WS2022, false, false)
+	h.service("svc1", "10.20.30.41", 0)
+	h.endpoints("svc1", "192.168.2.3@node-2")
+	h.sim.FailOp(sim.OpCreateEndpoint, nil, 1)
+	h.sim.FailOp(sim.OpCreateLoadBalancer, nil, 1)
+	h.service("svc3", "10.20.30.43", 0)
+	h.endpoints("svc3", "192.168.1.6@node-1")
+	// svc1's LB is not tried without its endpoint.
+	if r, _ := h.sync(); len(r.Failures) != 3 || len(h.app.retries) != 2 {
+		t.Fatalf("failures %v, retries %v; want the endpoint's and svc3's LB's", r.Failures, h.app.retries)
+	}
+	svc1, svc3 := h.svcs["svc1"], h.svcs["svc3"]
+	h.svcs, h.slices = map[string]*corev1.Service{}, map[string]*discoveryv1.EndpointSlice{}
+	h.sync()
+	if len(h.app.retries) != 0 {
+		t.Errorf("retries kept for undesired objects: %v", h.app.retries)
+	}
+	h.svcs["svc1"], h.svcs["svc3"] = svc1, svc3
+	h.endpoints("svc1", "192.168.2.3@node-2")
+	h.endpoints("svc3", "192.168.1.6@node-1")
+	r, c := h.sync()
+	want := map[sim.Op]int{sim.OpCreateEndpoint: 1, sim.OpCreateLoadBalancer: 2}
+	if diff := cmp.Diff(want, writes(c)); diff != "" || len(r.Failures) != 0 {
+		t.Errorf("services back: writes (-want +got):\n%s failures %v", diff, r.Failures)
+	}
+}
+
 func TestScenario19RemoteEndpointsAreRefCounted(t *testing.T) {
 	h := newHost(t, sim.WS2022, false, false)
 	h.service("svc1", "10.20.30.41", 30001)
