@@ -89,6 +89,7 @@ type index struct {
 	// Listed endpoints are referred to by their index in the observation.
 	remoteByIP map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
 	ours       []int                       // remote endpoints of ours
+	ownLocal   []int                       // local endpoints named as ours: source-VIP ones
 	remembered []bool                      // endpoints whose only IP a.epIDs maps to them
 	resolved   []bool                      // endpoints a desired one was resolved to
 	listedLB   map[string]hns.LoadBalancer // ID -> LB
@@ -108,6 +109,7 @@ func (x *index) reset() {
 	clear(x.local)
 	clear(x.remoteByIP)
 	x.ours = x.ours[:0]
+	x.ownLocal = x.ownLocal[:0]
 	clear(x.remembered[:cap(x.remembered)])
 	clear(x.resolved[:cap(x.resolved)])
 	clear(x.listedLB)
@@ -190,6 +192,9 @@ func (s *syncState) run() error {
 	if err := s.programLoadBalancers(); err != nil {
 		return err
 	}
+	if err := s.deleteStaleSourceVIPEndpoints(); err != nil {
+		return err
+	}
 	return s.deleteUnusedRemoteEndpoints()
 }
 
@@ -230,6 +235,9 @@ func (s *syncState) indexEndpoints() error {
 		if !eps[i].Remote {
 			for _, ip := range eps[i].IPs {
 				s.local[ip] = eps[i].ID
+			}
+			if hns.HasOwnedName(eps[i]) {
+				s.ownLocal = append(s.ownLocal, i)
 			}
 		}
 	}
@@ -348,6 +356,48 @@ func (s *syncState) ensureSourceVIP() error {
 	delete(s.a.retries, key)
 	s.local[want.IP] = ep.ID
 	return nil
+}
+
+// deleteStaleSourceVIPEndpoints deletes the source-VIP endpoints the agent
+// created for an address that is no longer the source VIP (the config
+// changed it, or now names the CNI's endpoint). One that an LB in HNS still
+// uses, because its update failed, is kept until that is fixed.
+func (s *syncState) deleteStaleSourceVIPEndpoints() error {
+	if len(s.ownLocal) == 0 {
+		return nil
+	}
+	a := s.a
+	cur, _ := netip.ParseAddr(s.d.Effective.SourceVIP.Address)
+	for _, i := range s.ownLocal {
+		ep := &s.o.View.Endpoints[i]
+		if ep.HasIP(cur) || s.sourceVIPInUse(ep) {
+			continue
+		}
+		// Recognised by its name alone when the ledger was lost.
+		if err := a.owned.Adopt(hns.KindEndpoint, ep.ID); err != nil {
+			return err
+		}
+		err := a.owned.DeleteEndpoint(s.ctx, ep.ID)
+		s.write(WriteEPDelete)
+		if err != nil && !hns.IsNotFound(err) {
+			if isFatal(err) {
+				return err
+			}
+			s.fail("source-VIP endpoint "+ep.ID, err)
+		}
+	}
+	return nil
+}
+
+// sourceVIPInUse reports whether an LB in HNS has one of ep's addresses as
+// its source VIP.
+func (s *syncState) sourceVIPInUse(ep *hns.Endpoint) bool {
+	for _, lb := range s.listedLB {
+		if lb.SourceVIP.IsValid() && ep.HasIP(lb.SourceVIP) {
+			return true
+		}
+	}
+	return false
 }
 
 // ensureRemoteEndpoints resolves every desired remote endpoint to an HNS ID:

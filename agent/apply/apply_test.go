@@ -568,6 +568,45 @@ func TestScenario42SourceVIPEndpoint(t *testing.T) {
 	}
 }
 
+// When the overlay source VIP changes, the endpoint the agent created for
+// the old one is deleted once no load balancer uses it any more.
+func TestChangedSourceVIPEndpointIsDeleted(t *testing.T) {
+	h := newHost(t, sim.WS2022, true, false)
+	workload(h)
+	h.sync()
+	h.cfg.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyCreate, Address: "192.168.1.3"}
+	r, c := h.sync()
+	want := map[sim.Op]int{sim.OpCreateEndpoint: 1, sim.OpDeleteLoadBalancer: 4, sim.OpCreateLoadBalancer: 4, sim.OpDeleteEndpoint: 1}
+	if diff := cmp.Diff(want, writes(c)); diff != "" || len(r.Failures) != 0 {
+		t.Errorf("writes (-want +got):\n%s failures %v", diff, r.Failures)
+	}
+	for _, ep := range h.snapshot().Endpoints {
+		if ep.HasIP(ip("192.168.1.2")) {
+			t.Errorf("old source-VIP endpoint left: %v", ep)
+		}
+	}
+	if _, c := h.sync(); c.Writes != 0 {
+		t.Errorf("next sync made %d writes: %v", c.Writes, writes(c))
+	}
+}
+
+// An old source-VIP endpoint still used by an LB whose update failed (and
+// left it as it was) stays until that LB is updated.
+func TestSourceVIPEndpointInUseIsKept(t *testing.T) {
+	h := newHost(t, sim.WS2025, true, false)
+	workload(h)
+	h.sync()
+	h.cfg.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyCreate, Address: "192.168.1.3"}
+	h.sim.FailOp(sim.OpModifyLoadBalancer, nil, 1)
+	if _, c := h.sync(); c.Calls[sim.OpDeleteEndpoint] != 0 {
+		t.Errorf("source-VIP endpoint deleted while an LB may use it: %v", writes(c))
+	}
+	h.clk.Step(time.Second)
+	if _, c := h.sync(); c.Calls[sim.OpDeleteEndpoint] != 1 {
+		t.Errorf("old source-VIP endpoint not deleted once unused: %v", writes(c))
+	}
+}
+
 func TestForeignObjects(t *testing.T) {
 	h := newHost(t, sim.WS2022, false, false)
 	workload(h)
