@@ -198,6 +198,7 @@ const (
 	programs behaviour = iota // reports Programmed for the new hash
 	degrades                  // reports Degraded for the new hash
 	silent                    // never reports
+	waits                     // reports Programmed=False (WaitingForNetwork) for the hash, not Degraded
 )
 
 // agents simulates the winproxy-agents of the nodes whose names start with prefix: each writes
@@ -286,8 +287,11 @@ func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNod
 	w.Status.ObservedHash = w.Spec.Hash
 	programmed, degraded := metav1.ConditionTrue, metav1.ConditionFalse
 	reason := winproxyv1alpha1.ReasonSynced
-	if how == degrades {
+	switch how {
+	case degrades:
 		programmed, degraded, reason = metav1.ConditionFalse, metav1.ConditionTrue, winproxyv1alpha1.ReasonSyncFailed
+	case waits:
+		programmed, reason = metav1.ConditionFalse, winproxyv1alpha1.ReasonWaitingForNetwork
 	}
 	downgraded, downReason := metav1.ConditionFalse, winproxyv1alpha1.ReasonDualStackNotRequested
 	if down {

@@ -615,3 +615,51 @@ func TestInvalidSelectorKeepsHeldNodesAndTakeoverIsPaced(t *testing.T) {
 		}
 	}
 }
+
+// TestLapseAfterRolloutIsNotAStall: weeks after a rollout, a node stops being Programmed for a
+// while (the CNI recreates its HNS network). The config is not Ready, but its rollout did not
+// stall, also for a controller that restarted since.
+func TestLapseAfterRolloutIsNotAStall(t *testing.T) {
+	c := startController(t)
+	ag := startAgents(t, "lapse-")
+	t.Cleanup(func() { cleanup(t) })
+	createNodes(t, rolloutNodes("lapse-", 2)...)
+	createConfig(t, newConfig("lapse", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
+	waitReady(t, "lapse")
+	eventually(t, waitTimeout, "both nodes marked programmed", func() (bool, string) {
+		ws := wpns(t)
+		for _, w := range ws {
+			if w.Annotations[ProgrammedHashAnnotation] != w.Spec.Hash {
+				return false, fmt.Sprintf("%s: %v", w.Name, w.Annotations)
+			}
+		}
+		return len(ws) == 2, fmt.Sprintf("%d nodes", len(ws))
+	})
+
+	c.stop()
+	c = startController(t)
+	c.clock.advance(30 * 24 * time.Hour)
+	ag.set("lapse-0", waits)
+	cfg := waitCondition(t, "lapse", winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonNodesNotProgrammed)
+	consistently(t, 2*time.Second, "a finished rollout", func() (bool, string) {
+		cfg = getConfig(t, "lapse")
+		p := cond(cfg, winproxyv1alpha1.ConditionProgressing)
+		return p.Reason == winproxyv1alpha1.ReasonRolloutComplete && len(cfg.Status.FailingNodes) == 0,
+			fmt.Sprintf("Progressing %s: %s; failingNodes %+v", p.Reason, p.Message, cfg.Status.FailingNodes)
+	})
+	if msg := cond(cfg, winproxyv1alpha1.ConditionReady).Message; !strings.Contains(msg, "waiting for lapse-0") {
+		t.Errorf("Ready message %q does not name lapse-0", msg)
+	}
+	var events eventsv1.EventList
+	if err := env.Client.List(context.Background(), &events); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Regarding.Name == "lapse" && e.Reason == eventRolloutStalled {
+			t.Errorf("event %s: %s", e.Reason, e.Note)
+		}
+	}
+
+	ag.set("lapse-0", programs)
+	waitReady(t, "lapse")
+}
