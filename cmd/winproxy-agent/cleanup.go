@@ -26,6 +26,15 @@ Stop the agent first.`,
 			}
 			defer h.close()
 			owned := hns.NewOwned(h.client, ledger)
+			// A load balancer created just before the agent was killed is recorded only as an
+			// intent; settle those first so cleanup removes it too.
+			listed, err := h.client.ListLoadBalancers(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := owned.AdoptCreated(listed); err != nil {
+				return err
+			}
 			var lbs, eps int
 			// Load balancers first: they reference the endpoints.
 			for _, id := range ledger.IDs(hns.KindLoadBalancer) {
