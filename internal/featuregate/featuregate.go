@@ -1,8 +1,18 @@
-// Package featuregate is the versioned table of the kube-proxy feature gates a Windows proxy
-// reads, and the rules kube-proxy applies when they are set (k8s.io/component-base/featuregate):
-// a gate is evaluated at the Kubernetes minor version of the node it is meant for, because a
-// mixed-version fleet accepts different gate settings on different nodes.
+// Package featuregate is the versioned table of the feature gates kube-proxy accepts, and the
+// rules kube-proxy applies when they are set (k8s.io/component-base/featuregate): a gate is
+// evaluated at the Kubernetes minor version of the node it is meant for, because a mixed-version
+// fleet accepts different gate settings on different nodes.
+//
+// The table (zz_generated_gates.go) is generated from Kubernetes 1.37.2. It is exact for 1.37
+// nodes. For an older minor it knows every gate that still exists in 1.37, at the stage it had
+// then, as far as upstream's versioned list records it: versioned gates began in 1.31, and gates
+// older than that carry the history upstream backfilled (or "1.0" for "since before then"). A
+// gate removed before 1.37 is unknown at every version, so a node older than its removal reports
+// it as unrecognized although its kube-proxy would accept it; the node then keeps its last good
+// config.
 package featuregate
+
+//go:generate go run ./gen -o zz_generated_gates.go
 
 import (
 	"fmt"
@@ -10,7 +20,7 @@ import (
 	"slices"
 )
 
-// Gate names.
+// Gate names the agent reads.
 const (
 	// WinDSR allows kube-proxy --enable-dsr on Windows.
 	WinDSR = "WinDSR"
@@ -18,34 +28,37 @@ const (
 	WinOverlay = "WinOverlay"
 	// AllowServiceExternalIPs makes kube-proxy honour Service externalIPs.
 	AllowServiceExternalIPs = "AllowServiceExternalIPs"
+
+	// allAlpha and allBeta set every alpha (beta) gate that is not set explicitly.
+	allAlpha = "AllAlpha"
+	allBeta  = "AllBeta"
+)
+
+// agentGates are the gates whose values Effective reports: the ones a Windows proxy reads. The
+// others are only validated, so that a node's resolved config stays small.
+var agentGates = []string{WinDSR, WinOverlay, AllowServiceExternalIPs}
+
+// Stage is a gate's maturity at some version.
+type Stage string
+
+// Stages, as upstream names them.
+const (
+	Alpha      Stage = "Alpha"
+	Beta       Stage = "Beta"
+	GA         Stage = "GA"
+	Deprecated Stage = "Deprecated"
 )
 
 // Spec is what a gate is from one minor version on.
 type Spec struct {
 	// Since is the first minor version (of Kubernetes 1.x) the spec applies to.
 	Since int
+	// Stage is the gate's maturity.
+	Stage Stage
 	// Default is the value the gate has when it is not set.
 	Default bool
 	// Locked means any value other than Default is rejected (GA gates awaiting removal).
 	Locked bool
-}
-
-// table holds each gate's specs in ascending Since order: alpha, beta, GA (reference §8, from kube_features.go and
-// versioned_feature_list.yaml of Kubernetes 1.37.2). Below its first Since a gate does not exist.
-var table = map[string][]Spec{
-	WinDSR: {
-		{Since: 14, Default: false},
-		{Since: 33, Default: true},
-		{Since: 34, Default: true, Locked: true},
-	},
-	WinOverlay: {
-		{Since: 14, Default: false},
-		{Since: 20, Default: true},
-		{Since: 34, Default: true, Locked: true},
-	},
-	AllowServiceExternalIPs: {
-		{Since: 0, Default: true},
-	},
 }
 
 // Lookup returns the spec of gate at minor version minor, and false when the gate does not exist
@@ -76,8 +89,9 @@ func (e *LockedError) Error() string {
 }
 
 // Effective applies requested to the gates that exist at minor version minor, like kube-proxy's
-// --feature-gates, and returns the value of every such gate. Names are checked in sorted order and
-// the first failure is returned, as kube-proxy stops at the first bad gate.
+// --feature-gates, and returns the value of each of agentGates that exists there. Names are
+// checked in sorted order and the first failure is returned, as kube-proxy stops at the first
+// bad gate.
 func Effective(minor int, requested map[string]bool) (map[string]bool, error) {
 	for _, name := range slices.Sorted(maps.Keys(requested)) {
 		spec, ok := Lookup(name, minor)
@@ -88,13 +102,21 @@ func Effective(minor int, requested map[string]bool) (map[string]bool, error) {
 			return nil, &LockedError{Gate: name, Value: requested[name]}
 		}
 	}
-	out := make(map[string]bool, len(table))
-	for name := range table {
-		if spec, ok := Lookup(name, minor); ok {
-			out[name] = spec.Default
-			if v, set := requested[name]; set {
-				out[name] = v
-			}
+	out := make(map[string]bool, len(agentGates))
+	for _, name := range agentGates {
+		spec, ok := Lookup(name, minor)
+		if !ok {
+			continue
+		}
+		out[name] = spec.Default
+		if v, set := requested[allAlpha]; set && spec.Stage == Alpha {
+			out[name] = v
+		}
+		if v, set := requested[allBeta]; set && spec.Stage == Beta {
+			out[name] = v
+		}
+		if v, set := requested[name]; set {
+			out[name] = v
 		}
 	}
 	return out, nil

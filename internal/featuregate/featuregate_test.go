@@ -1,6 +1,7 @@
 package featuregate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,6 +28,16 @@ func TestEffective(t *testing.T) {
 		{name: "1.37 GA gate set to its default", minor: 37, requested: map[string]bool{WinDSR: true}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
 		{name: "AllowServiceExternalIPs is not locked", minor: 37, requested: map[string]bool{AllowServiceExternalIPs: false}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: false}},
 		{name: "removed gate", minor: 37, requested: map[string]bool{"IPv6DualStack": false}, wantErr: "unrecognized feature gate: IPv6DualStack"},
+		{name: "a gate kube-proxy knows beside the Windows ones", minor: 33, requested: map[string]bool{"PreferSameTrafficDistribution": true}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
+		{name: "that gate before it existed", minor: 32, requested: map[string]bool{"PreferSameTrafficDistribution": true}, wantErr: "unrecognized feature gate: PreferSameTrafficDistribution"},
+		{name: "that gate once GA is locked", minor: 35, requested: map[string]bool{"PreferSameTrafficDistribution": false}, wantErr: "cannot set feature gate PreferSameTrafficDistribution to false, feature is locked to true"},
+		{name: "a deprecated kubelet gate", minor: 37, requested: map[string]bool{"WindowsHostNetwork": true}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
+		{name: "WindowsHostNetwork before 1.26", minor: 25, requested: map[string]bool{"WindowsHostNetwork": true}, wantErr: "unrecognized feature gate: WindowsHostNetwork"},
+		{name: "a client-go gate", minor: 37, requested: map[string]bool{"WatchListClient": false}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
+		{name: "AllAlpha turns the alpha Windows gates on", minor: 14, requested: map[string]bool{"AllAlpha": true}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
+		{name: "a gate set explicitly wins over AllAlpha", minor: 14, requested: map[string]bool{"AllAlpha": true, WinOverlay: false}, want: map[string]bool{WinDSR: true, WinOverlay: false, AllowServiceExternalIPs: true}},
+		{name: "AllBeta=false turns the beta Windows gates off", minor: 33, requested: map[string]bool{"AllBeta": false}, want: map[string]bool{WinDSR: false, WinOverlay: false, AllowServiceExternalIPs: true}},
+		{name: "AllBeta leaves GA gates alone", minor: 34, requested: map[string]bool{"AllBeta": false}, want: map[string]bool{WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: true}},
 		{name: "first bad gate in name order wins", minor: 37, requested: map[string]bool{"Zeta": true, WinDSR: false, "Alpha": true}, wantErr: "unrecognized feature gate: Alpha"},
 	}
 	for _, tt := range tests {
@@ -45,5 +56,26 @@ func TestEffective(t *testing.T) {
 				t.Errorf("Effective() (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTable checks the generated table's shape: specs in ascending order, and the Windows gates
+// as reference §8 lists them.
+func TestTable(t *testing.T) {
+	if len(table) < 200 {
+		t.Errorf("table has %d gates; kube-proxy 1.37 knows over 200", len(table))
+	}
+	for name, specs := range table {
+		if len(specs) == 0 || !slices.IsSortedFunc(specs, func(a, b Spec) int { return a.Since - b.Since }) {
+			t.Errorf("%s: specs %+v not in ascending Since order", name, specs)
+		}
+	}
+	want := []Spec{{Since: 14, Stage: Alpha}, {Since: 33, Stage: Beta, Default: true}, {Since: 34, Stage: GA, Default: true, Locked: true}}
+	if diff := cmp.Diff(want, table[WinDSR]); diff != "" {
+		t.Errorf("WinDSR (-want,+got):\n%s", diff)
+	}
+	want = []Spec{{Since: 14, Stage: Alpha}, {Since: 20, Stage: Beta, Default: true}, {Since: 34, Stage: GA, Default: true, Locked: true}}
+	if diff := cmp.Diff(want, table[WinOverlay]); diff != "" {
+		t.Errorf("WinOverlay (-want,+got):\n%s", diff)
 	}
 }
