@@ -78,11 +78,11 @@ type conflict struct {
 // partition splits the Windows nodes that self (one of sorted) claims into those it owns and
 // those an older config owns, both sorted by name.
 func partition(self string, nodes []corev1.Node, sorted []claimant) (owned []*corev1.Node, conflicts []conflict) {
-	i := slices.IndexFunc(sorted, func(c claimant) bool { return c.name == self })
-	if i < 0 {
+	at := slices.IndexFunc(sorted, func(c claimant) bool { return c.name == self })
+	if at < 0 {
 		return nil, nil
 	}
-	claims := sorted[i].claims
+	claims := sorted[at].claims
 	for i := range nodes {
 		n := &nodes[i]
 		if !isWindows(n) || !claims(n) {
