@@ -629,15 +629,7 @@ func (s *syncState) unmappedLoadBalancers() []engine.LoadBalancer {
 
 // sortLoadBalancers sorts as engine.Desired.SortedLoadBalancers does.
 func sortLoadBalancers(lbs []engine.LoadBalancer) {
-	slices.SortFunc(lbs, func(a, b engine.LoadBalancer) int {
-		switch {
-		case a.Key.Less(b.Key):
-			return -1
-		case b.Key.Less(a.Key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(lbs, func(a, b engine.LoadBalancer) int { return a.Key.Compare(b.Key) })
 }
 
 func signature(lb hns.LoadBalancer) string {

@@ -34,15 +34,7 @@ type Desired struct {
 // SortedLoadBalancers lists the load balancers in key order.
 func (d *Desired) SortedLoadBalancers() []LoadBalancer {
 	out := slices.Collect(maps.Values(d.LoadBalancers))
-	slices.SortFunc(out, func(a, b LoadBalancer) int {
-		switch {
-		case a.Key.Less(b.Key):
-			return -1
-		case b.Key.Less(a.Key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b LoadBalancer) int { return a.Key.Compare(b.Key) })
 	return out
 }
 

@@ -118,6 +118,17 @@ func (k LBKey) Less(o LBKey) bool {
 	return k.ExternalPort < o.ExternalPort
 }
 
+// Compare orders keys as Less does, for slices.SortFunc.
+func (k LBKey) Compare(o LBKey) int {
+	switch {
+	case k.Less(o):
+		return -1
+	case o.Less(k):
+		return 1
+	}
+	return 0
+}
+
 func kindOrder(k Kind) int {
 	switch k {
 	case KindClusterIP:
