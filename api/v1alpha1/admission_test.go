@@ -10,10 +10,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/testenv"
 )
 
@@ -127,6 +129,19 @@ rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
 		{name: "progress deadline too short", spec: "network: {name: cbr0}\nrollout: {progressDeadlineSeconds: 1}", wantErr: []string{`spec.rollout.progressDeadlineSeconds: Invalid value: 1`}},
 		{name: "health check port out of range", spec: "network: {name: cbr0}\nhealthCheck: {port: 70000}", wantErr: []string{`spec.healthCheck.port: Invalid value: 70000`}},
 		{name: "DSR enabled is not a boolean", spec: "network: {name: cbr0}\ndsr: {enabled: yes please}", wantErr: []string{`spec.dsr.enabled: Invalid value: "string": spec.dsr.enabled in body must be of type boolean`}},
+		{name: "too many feature gates", spec: "network: {name: cbr0}\nfeatureGates: {Gate0: true, Gate1: true, Gate2: true, Gate3: true, Gate4: true, Gate5: true, Gate6: true, Gate7: true, Gate8: true, Gate9: true, Gate10: true, Gate11: true, Gate12: true, Gate13: true, Gate14: true, Gate15: true, Gate16: true, Gate17: true, Gate18: true, Gate19: true, Gate20: true, Gate21: true, Gate22: true, Gate23: true, Gate24: true, Gate25: true, Gate26: true, Gate27: true, Gate28: true, Gate29: true, Gate30: true, Gate31: true, Gate32: true}", wantErr: []string{`spec.featureGates: Too many: 33: must have at most 32 items`}},
+		{name: "feature gate name too long", spec: "network: {name: cbr0}\nfeatureGates: {Wxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx: true}", wantErr: []string{`featureGates keys must be feature gate names such as WinDSR`}},
+		{name: "endpoint name too long", spec: overlay(`{strategy: Endpoint, endpoint: {name: eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee}}`), wantErr: []string{`spec.overlay.sourceVIP.endpoint.name: Too long: may not be more than 256`}},
+		{name: "node annotation too long", spec: overlay(`{strategy: Static, static: {nodeAnnotation: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}}`), wantErr: []string{`spec.overlay.sourceVIP.static.nodeAnnotation: Too long: may not be more than 253`}},
+		{name: "node name too long", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn, address: 10.0.0.1}]}}`), wantErr: []string{`Too long: may not be more than 253`}},
+		{name: "static address too long", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: n, address: 100.100.100.1000}]}}`), wantErr: []string{`Too long: may not be more than 15`}},
+		{name: "offsetFromEnd too large", spec: overlay(`{strategy: Create, create: {offsetFromEnd: 65535}}`), wantErr: []string{`spec.overlay.sourceVIP.create.offsetFromEnd: Invalid value: 65535`}},
+		{name: "root endpoint name too long", spec: "network: {name: cbr0}\nhealthCheck: {rootEndpointName: rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr}", wantErr: []string{`spec.healthCheck.rootEndpointName: Too long: may not be more than 256`}},
+		{name: "health check port zero", spec: "network: {name: cbr0}\nhealthCheck: {port: 0}", wantErr: []string{`spec.healthCheck.port: Invalid value: 0`}},
+		{name: "period over an hour", spec: "network: {name: cbr0}\nsync: {periodSeconds: 3601}", wantErr: []string{`spec.sync.periodSeconds: Invalid value: 3601`}},
+		{name: "negative minPeriod", spec: "network: {name: cbr0}\nsync: {minPeriodSeconds: -1}", wantErr: []string{`spec.sync.minPeriodSeconds: Invalid value: -1`}},
+		{name: "progress deadline over a day", spec: "network: {name: cbr0}\nrollout: {progressDeadlineSeconds: 86401}", wantErr: []string{`spec.rollout.progressDeadlineSeconds: Invalid value: 86401`}},
+		{name: "paused is not a boolean", spec: "network: {name: cbr0}\nrollout: {paused: sometimes}", wantErr: []string{`spec.rollout.paused: Invalid value: "string"`}},
 	}
 }
 
@@ -147,6 +162,11 @@ proxy:
 		{name: "node spec with three node IPs", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, nodeIPs: [10.0.0.1, 10.0.0.2, 10.0.0.3]}", wantErr: []string{`spec.proxy.nodeIPs: Too many: 3: must have at most 2 items`}},
 		{name: "node spec with a bad source VIP address", spec: "configName: c\nhash: abc\nproxy: {network: {name: vxlan0, type: Overlay}, sourceVIP: {strategy: Static, address: not-an-ip}}", wantErr: []string{`sourceVIP.address must be a valid IPv4 address`}},
 		{name: "node spec with a bad sync period", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, sync: {periodSeconds: 2, minPeriodSeconds: 3}}", wantErr: []string{`sync.minPeriodSeconds must not be greater than sync.periodSeconds`}},
+		{name: "node spec hash too long", spec: "configName: c\nhash: hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh\nproxy: {network: {name: cbr0}}", wantErr: []string{`spec.hash: Too long: may not be more than 64`}},
+		{name: "node spec config name too long", spec: "configName: cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\nhash: abc\nproxy: {network: {name: cbr0}}", wantErr: []string{`spec.configName: Too long: may not be more than 253`}},
+		{name: "node spec with three pod CIDRs", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, podCIDRs: [10.244.1.0/24, 10.244.2.0/24, 10.244.3.0/24]}", wantErr: []string{`spec.proxy.podCIDRs: Too many: 3: must have at most 2 items`}},
+		{name: "node spec kubernetes version too long", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0}, kubernetesVersion: 1.33.0-very-long-suffix}", wantErr: []string{`spec.proxy.kubernetesVersion: Too long: may not be more than 16`}},
+		{name: "node spec with an unknown network type", spec: "configName: c\nhash: abc\nproxy: {network: {name: cbr0, type: NAT}}", wantErr: []string{`spec.proxy.network.type: Unsupported value: "NAT"`}},
 	}
 }
 
@@ -213,5 +233,49 @@ func TestAdmission(t *testing.T) {
 				t.Errorf("spec read back differs (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestStatusBounds checks the bounds of what the controller and the agents write into status.
+func TestStatusBounds(t *testing.T) {
+	ctx := context.Background()
+	wpc := &v1alpha1.WindowsProxyConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "status-bounds"},
+		Spec:       v1alpha1.WindowsProxyConfigSpec{Network: v1alpha1.NetworkSpec{Name: "cbr0"}},
+	}
+	if err := env.Client.Create(ctx, wpc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, wpc) })
+	for i := range 11 {
+		wpc.Status.FailingNodes = append(wpc.Status.FailingNodes, v1alpha1.NodeProblem{Name: fmt.Sprintf("n%d", i), Reason: "NodeDegraded"})
+	}
+	err := env.Client.Status().Update(ctx, wpc)
+	if err == nil || !strings.Contains(err.Error(), "status.failingNodes: Too many: 11: must have at most 10 items") {
+		t.Errorf("11 failing nodes: %v", err)
+	}
+
+	wpn := &v1alpha1.WindowsProxyNode{
+		ObjectMeta: metav1.ObjectMeta{Name: "status-bounds"},
+		Spec:       v1alpha1.WindowsProxyNodeSpec{ConfigName: "c", Hash: "h", Proxy: v1alpha1.ResolvedProxyConfig{Network: v1alpha1.NetworkSpec{Name: "cbr0"}}},
+	}
+	if err := env.Client.Create(ctx, wpn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, wpn) })
+	wpn.Status.IPFamilies = []v1alpha1.IPFamily{"IPv5"}
+	err = env.Client.Status().Update(ctx, wpn)
+	if err == nil || !strings.Contains(err.Error(), `status.ipFamilies[0]: Unsupported value: "IPv5"`) {
+		t.Errorf("IP family IPv5: %v", err)
+	}
+	wpn.Status.IPFamilies = nil
+	for i := range 17 {
+		wpn.Status.Conditions = append(wpn.Status.Conditions, metav1.Condition{
+			Type: fmt.Sprintf("C%d", i), Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: metav1.Now(),
+		})
+	}
+	err = env.Client.Status().Update(ctx, wpn)
+	if err == nil || !strings.Contains(err.Error(), "status.conditions: Too many: 17: must have at most 16 items") {
+		t.Errorf("17 conditions: %v", err)
 	}
 }
