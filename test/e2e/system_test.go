@@ -12,6 +12,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -235,6 +236,8 @@ func TestSystem(t *testing.T) {
 			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonOverlayNetwork {
 				t.Errorf("%s DualStackDowngraded = %+v, want True/OverlayNetwork", n.Name, c)
 			}
+			// Events are sent asynchronously.
+			eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, v1alpha1.ConditionDualStackDowngraded) })
 			if got := wpn.Status.SourceVIP.Address; got != n.SourceVIP().String() {
 				t.Errorf("%s source VIP = %q, want %s (Calico_ep)", n.Name, got, n.SourceVIP())
 			}
@@ -450,6 +453,7 @@ func TestSystem(t *testing.T) {
 			}
 			return nil
 		})
+		eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, "DriftRepaired") })
 	})
 
 	t.Run("a network recreated by the CNI is waited for, then programmed again", func(t *testing.T) {
@@ -542,6 +546,21 @@ func scale(t *testing.T, service string, pod fleet.Pod) {
 	if err := env.Client.Update(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// hasEvent reports whether the agent recorded an event with the reason about a node's
+// WindowsProxyNode.
+func hasEvent(node, reason string) error {
+	var events eventsv1.EventList
+	if err := env.Client.List(context.Background(), &events); err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "WindowsProxyNode" && e.Regarding.Name == node && e.Reason == reason {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s event about WindowsProxyNode %s among %d events", reason, node, len(events.Items))
 }
 
 // withoutAPIServer drops the line of the apiserver's own service, whose target port is random.
