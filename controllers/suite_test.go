@@ -32,17 +32,10 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	if os.Getenv("WINPROXY_TEST_LOG") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	}
-	code := m.Run()
-	env.Stop()
-	os.Exit(code)
+	testenv.Main(m, &env)
 }
 
 // offsetClock is the wall clock plus an offset a test can move forward.

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -310,4 +311,19 @@ func (e *Env) waitReady(exited <-chan struct{}) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// Main is a test package's TestMain: it starts the control plane into *env, runs the tests, stops
+// the control plane and exits with the tests' result. A control plane that cannot start fails the
+// run; it is never skipped.
+func Main(m *testing.M, env **Env, opts ...Option) {
+	e, err := Start(opts...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	e.Stop()
+	os.Exit(code)
 }
