@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// ServiceHealthCheck is what a node's service health server answers for one Service: kube-proxy
+// serves one per Service that needs a health check (type LoadBalancer with
+// externalTrafficPolicy: Local and a healthCheckNodePort), reporting the Service's ready endpoints
+// on this node.
+type ServiceHealthCheck struct {
+	Port uint16
+	// LocalEndpoints counts the ready endpoints on this node by IP (an endpoint listed for two
+	// ports counts once), in the node's primary IP family; terminating endpoints do not count,
+	// so a node that only has terminating endpoints fails the check and is drained.
+	LocalEndpoints int
+}
+
+// ServiceHealthChecks lists, by "namespace/name", the Services that need a service health server
+// on this node. It scans the Services the Cache holds, which costs microseconds per thousand
+// Services; it is independent of HNS, since a health check reports endpoints, not programming.
+func (c *Cache) ServiceHealthChecks() map[string]ServiceHealthCheck {
+	family := v1alpha1.IPv4
+	if c.ctx != nil && len(c.ctx.families) > 0 {
+		family = c.ctx.families[0]
+	}
+	out := map[string]ServiceHealthCheck{}
+	for k, svc := range c.services {
+		if !needsHealthCheck(svc) {
+			continue
+		}
+		out[k] = ServiceHealthCheck{
+			Port:           uint16(svc.Spec.HealthCheckNodePort),
+			LocalEndpoints: localReadyEndpoints(c.slices[k], family, c.nodeName()),
+		}
+	}
+	return out
+}
+
+func (c *Cache) nodeName() string {
+	if c.ctx == nil {
+		return ""
+	}
+	return c.ctx.nodeName
+}
+
+// needsHealthCheck follows the API's rule (k8s.io/kubernetes pkg/api/v1/service NeedsHealthCheck):
+// only LoadBalancer Services with externalTrafficPolicy: Local get a healthCheckNodePort.
+func needsHealthCheck(svc *corev1.Service) bool {
+	return proxied(svc) && svc.Spec.Type == corev1.ServiceTypeLoadBalancer &&
+		svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal &&
+		svc.Spec.HealthCheckNodePort > 0 && svc.Spec.HealthCheckNodePort <= 65535
+}
+
+func localReadyEndpoints(slices map[string]*discoveryv1.EndpointSlice, family v1alpha1.IPFamily, nodeName string) int {
+	want := discoveryv1.AddressTypeIPv4
+	if family == v1alpha1.IPv6 {
+		want = discoveryv1.AddressTypeIPv6
+	}
+	ips := map[netip.Addr]struct{}{}
+	for _, s := range slices {
+		// kube-proxy reads endpoints per slice port: a slice without ports contributes none.
+		if s.AddressType != want || len(s.Ports) == 0 {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if len(e.Addresses) == 0 || e.NodeName == nil || *e.NodeName != nodeName {
+				continue
+			}
+			// An unset ready condition means ready; the EndpointSlice controller sets it false
+			// for terminating endpoints.
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue
+			}
+			if ip, err := netip.ParseAddr(e.Addresses[0]); err == nil {
+				ips[ip.Unmap()] = struct{}{}
+			}
+		}
+	}
+	return len(ips)
+}
