@@ -42,6 +42,9 @@ var (
 	ErrNotImplemented       error = &kind{msg: "not implemented"}
 	ErrHNSNotRunning        error = &kind{msg: "HNS not running"}
 	ErrInvalidIP            error = &kind{msg: "invalid IP"}
+	// ErrTimeout is winproxy's own: the call did not return within the agent's HNS call timeout
+	// (see WithTimeout). It says nothing about the object.
+	ErrTimeout error = &kind{msg: "timed out"}
 	// ErrNotOwned is winproxy's own refusal to change an object it did not
 	// create; HNS never returns it.
 	ErrNotOwned error = &kind{msg: "object not owned by winproxy"}
@@ -138,12 +141,15 @@ func IsHNSNotRunning(err error) bool { return errors.Is(err, ErrHNSNotRunning) }
 // IsInvalidIP reports HCN_E_INVALID_IP.
 func IsInvalidIP(err error) bool { return errors.Is(err, ErrInvalidIP) }
 
+// IsTimeout reports a call that did not return within the agent's HNS call timeout.
+func IsTimeout(err error) bool { return errors.Is(err, ErrTimeout) }
+
 // IsNotOwned reports winproxy's refusal to touch a foreign object.
 func IsNotOwned(err error) bool { return errors.Is(err, ErrNotOwned) }
 
 // Reason maps an error to the short label winkernel uses for failure
 // metrics: network_not_found, port_already_exists, not_implemented,
-// invalid_ip, hns_not_running or other.
+// invalid_ip, hns_not_running, timeout or other.
 func Reason(err error) string {
 	switch {
 	case err == nil:
@@ -158,6 +164,8 @@ func Reason(err error) string {
 		return "invalid_ip"
 	case IsHNSNotRunning(err):
 		return "hns_not_running"
+	case IsTimeout(err):
+		return "timeout"
 	case IsNotFound(err):
 		return "not_found"
 	}

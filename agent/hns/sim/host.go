@@ -119,6 +119,16 @@ func (s *Sim) SetHNSRunning(running bool) error {
 	})
 }
 
+// SetHNSHung makes every call block until it is unset, ignoring the caller's context, as an HCN
+// RPC into a wedged HNS service does on Windows (it cannot be cancelled). Persisted, so it affects
+// every process sharing the state file.
+func (s *Sim) SetHNSHung(hung bool) error {
+	return s.outside(func(h *host) error {
+		h.hung = hung
+		return nil
+	})
+}
+
 // SetProfile changes the host's profile (an OS upgrade).
 func (s *Sim) SetProfile(p Profile) error {
 	return s.outside(func(h *host) error {

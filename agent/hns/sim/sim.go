@@ -159,7 +159,8 @@ func (s *Sim) sync(f func(h *host) (changed bool, err error)) error {
 }
 
 // call is the common path of every Client method: count, wait, inject
-// faults, check that HNS runs, then run f.
+// faults, check that HNS runs, then run f. While the host is hung
+// (SetHNSHung) the call blocks whatever its context says, as an HCN RPC does.
 func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error) error {
 	s.mu.Lock()
 	s.counts.add(op)
@@ -178,28 +179,41 @@ func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error)
 		}
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := ctx.Err()
-	if err == nil {
-		if ferr := s.faults.check(op); ferr != nil {
-			err = injected(op, id, ferr)
+	for {
+		s.mu.Lock()
+		hung := false
+		err := ctx.Err()
+		if err == nil {
+			err = s.sync(func(h *host) (bool, error) {
+				if h.hung {
+					hung = true
+					return false, nil
+				}
+				if ferr := s.faults.check(op); ferr != nil {
+					return false, injected(op, id, ferr)
+				}
+				if h.stopped {
+					return false, hns.NewError(string(op), id, hns.CodeHNSNotRunning, nil)
+				}
+				ferr := f(h)
+				return op.IsWrite() && ferr == nil, ferr
+			})
 		}
+		if hung {
+			s.mu.Unlock()
+			time.Sleep(hungPoll)
+			continue
+		}
+		if err != nil {
+			s.counts.fail(op)
+		}
+		s.mu.Unlock()
+		return err
 	}
-	if err == nil {
-		err = s.sync(func(h *host) (bool, error) {
-			if h.stopped {
-				return false, hns.NewError(string(op), id, hns.CodeHNSNotRunning, nil)
-			}
-			ferr := f(h)
-			return op.IsWrite() && ferr == nil, ferr
-		})
-	}
-	if err != nil {
-		s.counts.fail(op)
-	}
-	return err
 }
+
+// hungPoll is how often a call blocked by a hung HNS looks whether HNS came back.
+const hungPoll = 50 * time.Millisecond
 
 // newID returns a GUID-like ID in the upper case HNS uses for the object
 // about to be added (the add* helpers take the next sequence number; the

@@ -14,6 +14,7 @@ import (
 type State struct {
 	Profile       Profile            `json:"profile"`
 	Stopped       bool               `json:"stopped,omitempty"`
+	Hung          bool               `json:"hung,omitempty"`
 	Seq           uint64             `json:"seq"`
 	Networks      []hns.Network      `json:"networks"`
 	Endpoints     []hns.Endpoint     `json:"endpoints"`
@@ -24,6 +25,7 @@ type State struct {
 type host struct {
 	profile Profile
 	stopped bool
+	hung    bool
 	seq     uint64
 
 	networks  map[string]*rec[hns.Network]
@@ -142,6 +144,7 @@ func (h *host) state() State {
 	return State{
 		Profile:       h.profile,
 		Stopped:       h.stopped,
+		Hung:          h.hung,
 		Seq:           h.seq,
 		Networks:      objs(h.networks, cloneNetwork),
 		Endpoints:     objs(h.endpoints, cloneEndpoint),
@@ -152,6 +155,7 @@ func (h *host) state() State {
 func hostFromState(s State) *host {
 	h := newHost(s.Profile)
 	h.stopped = s.Stopped
+	h.hung = s.Hung
 	for _, n := range s.Networks {
 		h.addNetwork(n)
 	}

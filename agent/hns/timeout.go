@@ -1,0 +1,97 @@
+package hns
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// WithTimeout bounds every call of c to d. On Windows an HCN call cannot be cancelled, so a call
+// that does not return in time is left running in its goroutine and reported as an *Error of kind
+// ErrTimeout: the agent's sync goes on (and says so in its status) instead of hanging forever
+// behind a wedged HNS. A write that times out may still complete later; the ownership ledger's
+// create intents let the next sync adopt what it created.
+func WithTimeout(c Client, d time.Duration) Client {
+	if d <= 0 {
+		return c
+	}
+	return timeoutClient{c: c, d: d}
+}
+
+type timeoutClient struct {
+	c Client
+	d time.Duration
+}
+
+// bounded runs call with a deadline and gives up waiting for it when the deadline passes.
+func bounded[T any](ctx context.Context, d time.Duration, op, id string, call func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer cancel()
+		v, err := call(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		if ctx.Err() == context.DeadlineExceeded {
+			return zero, &Error{Op: op, ID: id, Kind: ErrTimeout, Err: fmt.Errorf("no answer within %v; the call may still complete", d)}
+		}
+		return zero, ctx.Err()
+	}
+}
+
+type none struct{}
+
+func (t timeoutClient) Version(ctx context.Context) (Version, error) {
+	return bounded(ctx, t.d, "Version", "", t.c.Version)
+}
+
+func (t timeoutClient) GetNetworkByName(ctx context.Context, name string) (Network, error) {
+	return bounded(ctx, t.d, "GetNetworkByName", name, func(ctx context.Context) (Network, error) { return t.c.GetNetworkByName(ctx, name) })
+}
+
+func (t timeoutClient) ListEndpoints(ctx context.Context, networkID string) ([]Endpoint, error) {
+	return bounded(ctx, t.d, "ListEndpoints", networkID, func(ctx context.Context) ([]Endpoint, error) { return t.c.ListEndpoints(ctx, networkID) })
+}
+
+func (t timeoutClient) GetEndpointByName(ctx context.Context, name string) (Endpoint, error) {
+	return bounded(ctx, t.d, "GetEndpointByName", name, func(ctx context.Context) (Endpoint, error) { return t.c.GetEndpointByName(ctx, name) })
+}
+
+func (t timeoutClient) CreateEndpoint(ctx context.Context, networkID string, ep Endpoint) (Endpoint, error) {
+	return bounded(ctx, t.d, "CreateEndpoint", networkID, func(ctx context.Context) (Endpoint, error) { return t.c.CreateEndpoint(ctx, networkID, ep) })
+}
+
+func (t timeoutClient) DeleteEndpoint(ctx context.Context, id string) error {
+	_, err := bounded(ctx, t.d, "DeleteEndpoint", id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteEndpoint(ctx, id) })
+	return err
+}
+
+func (t timeoutClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error) {
+	return bounded(ctx, t.d, "ListLoadBalancers", "", t.c.ListLoadBalancers)
+}
+
+func (t timeoutClient) GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error) {
+	return bounded(ctx, t.d, "GetLoadBalancer", id, func(ctx context.Context) (LoadBalancer, error) { return t.c.GetLoadBalancer(ctx, id) })
+}
+
+func (t timeoutClient) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error) {
+	return bounded(ctx, t.d, "CreateLoadBalancer", "", func(ctx context.Context) (LoadBalancer, error) { return t.c.CreateLoadBalancer(ctx, lb) })
+}
+
+func (t timeoutClient) ModifyLoadBalancer(ctx context.Context, id string, lb LoadBalancer) (LoadBalancer, error) {
+	return bounded(ctx, t.d, "ModifyLoadBalancer", id, func(ctx context.Context) (LoadBalancer, error) { return t.c.ModifyLoadBalancer(ctx, id, lb) })
+}
+
+func (t timeoutClient) DeleteLoadBalancer(ctx context.Context, id string) error {
+	_, err := bounded(ctx, t.d, "DeleteLoadBalancer", id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteLoadBalancer(ctx, id) })
+	return err
+}
