@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -111,10 +112,10 @@ rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
 		{name: "WinDSR false with DSR enabled", spec: "network: {name: cbr0}\ndsr: {enabled: true}\nfeatureGates: {WinDSR: false}", wantErr: []string{`featureGates.WinDSR cannot be false when dsr.enabled is true`}},
 		{name: "minPeriod greater than period", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 10}", wantErr: []string{`sync.minPeriodSeconds must not be greater than sync.periodSeconds`}},
 		{name: "period zero", spec: "network: {name: cbr0}\nsync: {periodSeconds: 0, minPeriodSeconds: 0}", wantErr: []string{`spec.sync.periodSeconds: Invalid value: 0`}},
-		{name: "maxUnavailable zero", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
-		{name: "maxUnavailable zero percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0%}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
-		{name: "maxUnavailable over 100 percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 150%}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
-		{name: "maxUnavailable a word", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: all}", wantErr: []string{`rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable zero", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0}", wantErr: []string{`rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable zero percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 0%}", wantErr: []string{`rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable over 100 percent", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 150%}", wantErr: []string{`rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable a word", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: all}", wantErr: []string{`rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%`}},
 		{name: "progress deadline too short", spec: "network: {name: cbr0}\nrollout: {progressDeadlineSeconds: 1}", wantErr: []string{`spec.rollout.progressDeadlineSeconds: Invalid value: 1`}},
 		{name: "health check port out of range", spec: "network: {name: cbr0}\nhealthCheck: {port: 70000}", wantErr: []string{`spec.healthCheck.port: Invalid value: 70000`}},
 		{name: "DSR enabled is not a boolean", spec: "network: {name: cbr0}\ndsr: {enabled: yes please}", wantErr: []string{`spec.dsr.enabled: Invalid value: "string": spec.dsr.enabled in body must be of type boolean`}},
@@ -131,6 +132,21 @@ rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
 		{name: "negative minPeriod", spec: "network: {name: cbr0}\nsync: {minPeriodSeconds: -1}", wantErr: []string{`spec.sync.minPeriodSeconds: Invalid value: -1`}},
 		{name: "progress deadline over a day", spec: "network: {name: cbr0}\nrollout: {progressDeadlineSeconds: 86401}", wantErr: []string{`spec.rollout.progressDeadlineSeconds: Invalid value: 86401`}},
 		{name: "paused is not a boolean", spec: "network: {name: cbr0}\nrollout: {paused: sometimes}", wantErr: []string{`spec.rollout.paused: Invalid value: "string"`}},
+		{name: "maxUnavailable beyond int32", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 2147483648}", wantErr: []string{`rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%`}},
+		{name: "maxUnavailable at the int32 bound", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 2147483647}"},
+		{name: "maxUnavailable far beyond int64", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 99999999999999999999}", wantErr: []string{`spec.rollout.maxUnavailable`}},
+		{name: "static address 0.0.0.0", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 0.0.0.0}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address 255.255.255.255", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 255.255.255.255}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address 127.0.0.1", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 127.0.0.1}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address 224.0.0.5", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 224.0.0.5}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address 239.255.255.250", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 239.255.255.250}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address 169.254.10.1", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 169.254.10.1}]}}`), wantErr: []string{`address must be a unicast address a pod could have`}},
+		{name: "static address at the end of a pod CIDR", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.244.1.254}]}}`)},
+		{name: "health check port 10250 (kubelet)", spec: "network: {name: cbr0}\nhealthCheck: {port: 10250}", wantErr: []string{`healthCheck.port must not be a port the node already uses`}},
+		{name: "health check port 10249 (kube-proxy metrics)", spec: "network: {name: cbr0}\nhealthCheck: {port: 10249}", wantErr: []string{`healthCheck.port must not be a port the node already uses`}},
+		{name: "health check port 10265 (agent metrics)", spec: "network: {name: cbr0}\nhealthCheck: {port: 10265}", wantErr: []string{`healthCheck.port must not be a port the node already uses`}},
+		{name: "health check port 10266 (agent probes)", spec: "network: {name: cbr0}\nhealthCheck: {port: 10266}", wantErr: []string{`healthCheck.port must not be a port the node already uses`}},
+		{name: "health check port 10256, kube-proxy's", spec: "network: {name: cbr0}\nhealthCheck: {port: 10256}"},
 	}
 }
 
@@ -243,6 +259,18 @@ func TestStatusBounds(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "status.failingNodes: Too many: 11: must have at most 10 items") {
 		t.Errorf("11 failing nodes: %v", err)
 	}
+	wpc.Status.FailingNodes = []v1alpha1.NodeProblem{{Name: "n", Reason: "not a reason!"}}
+	err = env.Client.Status().Update(ctx, wpc)
+	if err == nil || !strings.Contains(err.Error(), "status.failingNodes[0].reason: Invalid value") {
+		t.Errorf("a reason that is not a CamelCase word: %v", err)
+	}
+	wpc.Status.FailingNodes = nil
+	wpc.Status.Nodes.Selected = -1
+	err = env.Client.Status().Update(ctx, wpc)
+	if err == nil || !strings.Contains(err.Error(), "status.nodes.selected: Invalid value: -1") {
+		t.Errorf("negative node count: %v", err)
+	}
+	wpc.Status.Nodes.Selected = 0
 
 	wpn := &v1alpha1.WindowsProxyNode{
 		ObjectMeta: metav1.ObjectMeta{Name: "status-bounds"},
@@ -252,12 +280,68 @@ func TestStatusBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, wpn) })
-	wpn.Status.IPFamilies = []v1alpha1.IPFamily{"IPv5"}
-	err = env.Client.Status().Update(ctx, wpn)
-	if err == nil || !strings.Contains(err.Error(), `status.ipFamilies[0]: Unsupported value: "IPv5"`) {
-		t.Errorf("IP family IPv5: %v", err)
+	// A count beyond int32 would make the object undecodable for every typed client, the
+	// controller's cache included.
+	for _, obj := range []client.Object{wpc, wpn} {
+		field := `{"status":{"nodes":{"selected":2147483648}}}`
+		if _, ok := obj.(*v1alpha1.WindowsProxyNode); ok {
+			field = `{"status":{"loadBalancers":{"desired":2147483648}}}`
+		}
+		err := env.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(field)))
+		if err == nil || !strings.Contains(err.Error(), "2147483648") {
+			t.Errorf("%T status count 2147483648: %v", obj, err)
+		}
 	}
-	wpn.Status.IPFamilies = nil
+	for _, tc := range []struct {
+		name string
+		set  func(*v1alpha1.WindowsProxyNodeStatus)
+		// wantErr is a substring of the rejection; empty means accepted.
+		wantErr string
+	}{
+		{name: "what the agent writes", set: func(st *v1alpha1.WindowsProxyNodeStatus) {
+			now := metav1.Now()
+			*st = v1alpha1.WindowsProxyNodeStatus{
+				ObservedHash:                 "0123456789abcdef",
+				Network:                      v1alpha1.NetworkStatus{Name: "vxlan0", ID: "6a2cf3a4-7b1c-4f2e-9a3d-0c5e8f1b2d47", Type: "Overlay"},
+				SourceVIP:                    v1alpha1.SourceVIPStatus{Address: "10.244.1.254", Origin: v1alpha1.SourceVIPOriginCreate},
+				DSR:                          v1alpha1.DSRStatus{Requested: true, Active: true},
+				IPFamilies:                   []v1alpha1.IPFamily{v1alpha1.IPv4},
+				HNS:                          v1alpha1.HNSStatus{Version: "13.3", Capabilities: []string{"RemoteSubnet", "DSR", "IPv6DualStack", "SessionAffinity", "ModifyLoadBalancer"}, WindowsBuild: "20348"},
+				LoadBalancers:                v1alpha1.LoadBalancerCounts{Desired: 11, Programmed: 10, Failed: 1},
+				RemoteEndpoints:              20,
+				LastSyncTime:                 &now,
+				LastSyncDurationMilliseconds: 12,
+				AgentVersion:                 "v0.1.0-3-gabcdef0",
+			}
+		}},
+		{name: "IPv6 source VIP", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.SourceVIP.Address = "fd00::2" }},
+		{name: "unknown IP family", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.IPFamilies = []v1alpha1.IPFamily{"IPv5"} }, wantErr: `status.ipFamilies[0]: Unsupported value: "IPv5"`},
+		{name: "source VIP not an IP", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.SourceVIP.Address = "10.244.1.999" }, wantErr: "sourceVIP.address must be an IP address"},
+		{name: "negative load balancer count", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.LoadBalancers.Failed = -1 }, wantErr: "status.loadBalancers.failed: Invalid value: -1"},
+		{name: "negative remote endpoints", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.RemoteEndpoints = -5 }, wantErr: "status.remoteEndpoints: Invalid value: -5"},
+		{name: "negative sync duration", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.LastSyncDurationMilliseconds = -1 }, wantErr: "status.lastSyncDurationMilliseconds: Invalid value: -1"},
+		{name: "HNS version not major.minor", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.HNS.Version = "thirteen" }, wantErr: "status.hns.version: Invalid value"},
+		{name: "capability with spaces", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.HNS.Capabilities = []string{"rm -rf"} }, wantErr: "status.hns.capabilities[0]: Invalid value"},
+		{name: "Windows build not a number", set: func(st *v1alpha1.WindowsProxyNodeStatus) { st.HNS.WindowsBuild = "latest" }, wantErr: "status.hns.windowsBuild: Invalid value"},
+	} {
+		t.Run("WindowsProxyNode/"+tc.name, func(t *testing.T) {
+			w := &v1alpha1.WindowsProxyNode{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(wpn), w); err != nil {
+				t.Fatal(err)
+			}
+			tc.set(&w.Status)
+			err := env.Client.Status().Update(ctx, w)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("rejected: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("got %v, want a rejection with %q", err, tc.wantErr)
+			}
+		})
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(wpn), wpn); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 17 {
 		wpn.Status.Conditions = append(wpn.Status.Conditions, metav1.Condition{
 			Type: fmt.Sprintf("C%d", i), Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: metav1.Now(),

@@ -199,11 +199,13 @@ type NodeAddress struct {
 	// +kubebuilder:validation:MaxLength=253
 	NodeName string `json:"nodeName"`
 
-	// address is the node's source VIP: an IPv4 address inside its pod CIDR that the CNI's IPAM
-	// never hands out.
+	// address is the node's source VIP: a unicast IPv4 address inside its pod CIDR that the CNI's
+	// IPAM never hands out. 0.0.0.0, 255.255.255.255, loopback (127.0.0.0/8), multicast
+	// (224.0.0.0/4) and link-local (169.254.0.0/16) addresses are refused: HNS cannot SNAT to them.
 	// +required
 	// +kubebuilder:validation:MaxLength=15
 	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="address must be a valid IPv4 address: overlay networks are IPv4 only"
+	// +kubebuilder:validation:XValidation:rule="!isIP(self) || ip(self).isGlobalUnicast()",message="address must be a unicast address a pod could have: not 0.0.0.0, 255.255.255.255, loopback (127.0.0.0/8), multicast (224.0.0.0/4) or link-local (169.254.0.0/16)"
 	Address string `json:"address"`
 }
 
@@ -247,11 +249,14 @@ type HealthCheckSpec struct {
 	RootEndpointName string `json:"rootEndpointName,omitempty"`
 
 	// port is the health-check port used for services without a healthCheckNodePort (the port of
-	// kube-proxy --healthz-bind-address).
+	// kube-proxy --healthz-bind-address). The ports the node already uses are refused: 10250
+	// (kubelet), 10249 (kube-proxy metrics), 10265 and 10266 (the agent's default metrics and
+	// probe ports).
 	// +optional
 	// +kubebuilder:default=10256
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="!(self in [10249, 10250, 10265, 10266])",message="healthCheck.port must not be a port the node already uses: 10250 (kubelet), 10249 (kube-proxy metrics), 10265 or 10266 (winproxy-agent metrics and probes)"
 	Port int32 `json:"port,omitempty"`
 }
 
@@ -277,13 +282,13 @@ type SyncSpec struct {
 
 // RolloutSpec paces a config change across nodes.
 type RolloutSpec struct {
-	// maxUnavailable is how many nodes may be moving to a new config at once: a positive number or
-	// a percentage of the selected nodes ("25%", rounded up, at least one node). The next batch
-	// starts when the previous one reports Programmed.
+	// maxUnavailable is how many nodes may be moving to a new config at once: a number from 1 to
+	// 2147483647 or a percentage of the selected nodes ("25%", rounded up, at least one node).
+	// The next batch starts when the previous one reports Programmed.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="rollout.maxUnavailable must be a positive number or a percentage from 1% to 100%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 && self <= 2147483647 : self.matches('^(100|[1-9][0-9]?)%$')",message="rollout.maxUnavailable must be a number from 1 to 2147483647 or a percentage from 1% to 100%"
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// paused freezes the rollout: nodes keep the config they have until it is unpaused.
@@ -300,22 +305,33 @@ type RolloutSpec struct {
 	ProgressDeadlineSeconds int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
-// NodeCounts counts the selected nodes by state.
+// NodeCounts counts the selected nodes by state. Every count is bounded like the int32 it is
+// decoded into: an out-of-range value would make the object unreadable for every client.
 type NodeCounts struct {
 	// selected is the number of Windows nodes this config owns.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Selected int32 `json:"selected"`
 	// updated is the number of nodes whose WindowsProxyNode carries the current config.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Updated int32 `json:"updated"`
 	// programmed is the number of nodes that report Programmed for the current config.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Programmed int32 `json:"programmed"`
 	// degraded is the number of nodes that report Degraded or could not be resolved.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Degraded int32 `json:"degraded"`
 	// dualStackDowngraded is the number of nodes that fell back from dual-stack to IPv4.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	DualStackDowngraded int32 `json:"dualStackDowngraded"`
 }
 
@@ -325,9 +341,10 @@ type NodeProblem struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// reason is a CamelCase word saying what failed, e.g. FeatureGateLocked or NetworkNotFound.
+	// reason is a CamelCase word saying what failed, e.g. FeatureGateLocked or NodeDegraded.
 	// +required
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
 	Reason string `json:"reason"`
 	// message says what failed and what to do about it.
 	// +optional
@@ -337,7 +354,12 @@ type NodeProblem struct {
 
 // WindowsProxyConfigStatus is the aggregated state of the selected nodes.
 type WindowsProxyConfigStatus struct {
-	// conditions are Accepted, Ready, Progressing, Degraded, DualStackDowngraded and Conflicted.
+	// conditions are Accepted, Ready, Reconciling, Stalled, Progressing, Degraded,
+	// DualStackDowngraded and Conflicted. Ready is True when every node the config manages
+	// programmed its current generation (or no Windows node matches the selector); a config
+	// whose nodes all belong to older configs manages nothing and is not Ready. Reconciling and
+	// Stalled are kstatus's abnormal-true conditions: at most one of Ready, Reconciling and
+	// Stalled is True.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -346,6 +368,7 @@ type WindowsProxyConfigStatus struct {
 
 	// observedGeneration is the generation the controller last reconciled successfully.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// nodes counts the selected nodes by state.

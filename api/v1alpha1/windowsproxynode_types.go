@@ -144,6 +144,7 @@ type SourceVIPStatus struct {
 	// address is the source VIP; empty on L2Bridge, where HNS picks the address.
 	// +optional
 	// +kubebuilder:validation:MaxLength=45
+	// +kubebuilder:validation:XValidation:rule="self == '' || isIP(self)",message="sourceVIP.address must be an IP address"
 	Address string `json:"address,omitempty"`
 	// origin says where the address came from.
 	// +optional
@@ -165,6 +166,7 @@ type HNSStatus struct {
 	// version is the HNS version, "major.minor".
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+$`
 	Version string `json:"version,omitempty"`
 	// capabilities are the HNS features the agent relies on that this version has, e.g. DSR,
 	// IPv6DualStack, SessionAffinity, ModifyLoadBalancer, RemoteSubnet.
@@ -172,10 +174,12 @@ type HNSStatus struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=32
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9]+$`
 	Capabilities []string `json:"capabilities,omitempty"`
 	// windowsBuild is the Windows build number, e.g. "20348".
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)*$`
 	WindowsBuild string `json:"windowsBuild,omitempty"`
 }
 
@@ -183,12 +187,18 @@ type HNSStatus struct {
 type LoadBalancerCounts struct {
 	// desired is how many load balancers the node should have.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Desired int32 `json:"desired"`
 	// programmed is how many of them are programmed.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Programmed int32 `json:"programmed"`
 	// failed is how many could not be programmed in the last sync.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Failed int32 `json:"failed"`
 }
 
@@ -235,6 +245,8 @@ type WindowsProxyNodeStatus struct {
 
 	// remoteEndpoints is the number of remote HNS endpoints the agent owns.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	RemoteEndpoints int32 `json:"remoteEndpoints,omitempty"`
 
 	// lastSyncTime is when the last sync finished.
@@ -243,6 +255,7 @@ type WindowsProxyNodeStatus struct {
 
 	// lastSyncDurationMilliseconds is how long the last sync took.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
 	LastSyncDurationMilliseconds int64 `json:"lastSyncDurationMilliseconds,omitempty"`
 
 	// agentVersion is the agent's version.
