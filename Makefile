@@ -55,9 +55,9 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd/bases) and RBAC (c
 	cp config/rbac/agent_role.yaml $(CHART_DIR)/files/rbac/agent-role.yaml
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods (zz_generated.deepcopy.go) and the feature-gate table from the pinned Kubernetes release.
+generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods, the feature-gate table from the pinned Kubernetes release, and README.md's condition, reason and metrics tables.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
-	go generate ./internal/featuregate
+	go generate ./internal/featuregate ./api/...
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
@@ -89,7 +89,7 @@ test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, adm
 .PHONY: verify
 verify: ## Fail if generated files are stale, code is unformatted, or the Windows build or vet fails.
 	$(MAKE) manifests generate
-	@git diff --exit-code -- api config $(CHART_DIR)/files internal/featuregate || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
+	@git diff --exit-code -- api config $(CHART_DIR)/files internal/featuregate README.md || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "Not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	GOOS=windows go build ./...
 	GOOS=windows go vet ./...

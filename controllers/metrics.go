@@ -26,7 +26,13 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(configNodes, rolloutInProgress, rolloutStalled)
+	RegisterMetrics(metrics.Registry)
+}
+
+// RegisterMetrics registers the controller's metrics with reg. They join the manager's registry
+// when the package loads; the README's metrics table is generated from what this registers.
+func RegisterMetrics(reg prometheus.Registerer) {
+	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled)
 }
 
 // recordMetrics publishes a config's status.

@@ -1,26 +1,51 @@
 package v1alpha1
 
+//go:generate go run ../../hack/docgen -readme ../../README.md
+
+// Every condition type and reason is documented here, and README.md's condition and reason tables
+// are generated from these comments (go generate ./api/...), so follow the format:
+//   - a const block's doc says, on a "+docgen:" line, where its constants appear:
+//     "+docgen:conditions=<kinds>" for condition types, "+docgen:reasons=<kinds>" for reasons,
+//     where kinds are WindowsProxyConfig, WindowsProxyNode or failingNodes (the per-node problems
+//     in WindowsProxyConfig.status.failingNodes); a constant's own "+docgen:" line overrides it;
+//   - a condition type's comment reads "ConditionX is True when ...";
+//   - a reason's comment reads "ReasonX (Type=Status, ...): what it means", naming each condition
+//     that carries it, or "ReasonX: what it means" for failingNodes.
+
 // Condition types of WindowsProxyConfig. Ready is the summary that `kubectl wait
-// --for=condition=Ready` and kstatus read.
+// --for=condition=Ready` reads; Reconciling and Stalled follow the kstatus conventions
+// (abnormal-true), so kstatus, Flux, Argo CD and `helm --wait` read a config as Current (Ready),
+// InProgress (Reconciling=True) or Failed (Stalled=True). At most one of Ready, Reconciling and
+// Stalled is True.
+//
+// +docgen:conditions=WindowsProxyConfig
 const (
-	// ConditionAccepted is True when the spec is valid and resolvable on at least the nodes it
-	// selects; False (e.g. InvalidFeatureGates) means nothing new is rolled out.
+	// ConditionAccepted is True when the spec is valid and resolvable on at least one node it
+	// manages; False (e.g. InvalidFeatureGates) means nothing new is rolled out.
 	ConditionAccepted = "Accepted"
-	// ConditionReady is True when every selected node runs the current generation and reports
-	// Programmed.
+	// ConditionReady is True when the config manages what it selects and every node it manages
+	// runs the current generation and reports Programmed; also True when no Windows node matches
+	// the selector at all. False when some node is not programmed yet, or when every node the
+	// selector matches belongs to an older config (AllNodesClaimed): such a config manages nothing.
 	ConditionReady = "Ready"
-	// ConditionProgressing is True while a rollout is under way; False with RolloutStalled when a
-	// node failed it.
+	// ConditionReconciling is True while the controller waits for something it expects to
+	// happen without anyone's help: a rollout under way or paused, or nodes about to report
+	// Programmed (kstatus InProgress). False when the config is Ready or Stalled.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the config cannot become Ready without a change by a person:
+	// a node refused the config or failed, the rollout stalled, the spec or its selector cannot be
+	// used, or every selected node belongs to an older config (kstatus Failed).
+	ConditionStalled = "Stalled"
+	// ConditionProgressing is True while a rollout is under way; False once it is complete, or
+	// with RolloutStalled when a node failed it.
 	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when at least one node failed to program or lost its state.
-	ConditionDegraded = "Degraded"
-	// ConditionDualStackDowngraded is True when at least one node fell back from dual-stack to IPv4.
-	ConditionDualStackDowngraded = "DualStackDowngraded"
 	// ConditionConflicted is True when another, older config also selects some of these nodes.
 	ConditionConflicted = "Conflicted"
 )
 
 // Condition types of WindowsProxyNode, written by the agent.
+//
+// +docgen:conditions=WindowsProxyNode
 const (
 	// ConditionProgrammed is True when HNS holds every desired load balancer for observedHash.
 	ConditionProgrammed = "Programmed"
@@ -31,45 +56,78 @@ const (
 	ConditionSourceVIPReady = "SourceVIPReady"
 	// ConditionDSRActive is True when ClusterIP load balancers carry the DSR flag.
 	ConditionDSRActive = "DSRActive"
-	// ConditionDegraded (shared with WindowsProxyConfig) is True when some load balancers failed.
+)
+
+// Condition types both kinds have.
+//
+// +docgen:conditions=WindowsProxyConfig,WindowsProxyNode
+const (
+	// ConditionDegraded is True when something failed: on a config, at least one node refused it,
+	// failed to program it or lost its state; on a node, the last sync left load balancers
+	// unprogrammed or stopped on an HNS error.
+	ConditionDegraded = "Degraded"
+	// ConditionDualStackDowngraded is True when dual-stack was asked for and only IPv4 is proxied:
+	// on a config, by at least one node.
+	ConditionDualStackDowngraded = "DualStackDowngraded"
 )
 
 // Reasons of WindowsProxyConfig conditions.
+//
+// +docgen:reasons=WindowsProxyConfig
 const (
 	// ReasonValid (Accepted=True): the spec resolved on every selected node.
 	ReasonValid = "Valid"
-	// ReasonInvalidFeatureGates (Accepted=False): the feature gates are wrong on every selected
-	// node; each node keeps its last good config.
+	// ReasonInvalidFeatureGates (Accepted=False, Reconciling=False, Stalled=True): the feature
+	// gates are wrong on every selected node; each node keeps its last good config.
 	ReasonInvalidFeatureGates = "InvalidFeatureGates"
 	// ReasonPartiallyResolved (Accepted=True): the spec resolved on some selected nodes only; the
 	// others keep their last good config and are listed in status.failingNodes.
 	ReasonPartiallyResolved = "PartiallyResolved"
-	// ReasonNodesUnresolvable (Accepted=False): the spec cannot be resolved on any selected node,
-	// for reasons other than feature gates alone (e.g. no node has a source VIP).
+	// ReasonNodesUnresolvable (Accepted=False, Reconciling=False, Stalled=True): the spec cannot be
+	// resolved on any selected node, for reasons other than feature gates alone (e.g. no node has
+	// a usable source VIP).
 	ReasonNodesUnresolvable = "NodesUnresolvable"
-	// ReasonInvalidNodeSelector (Accepted=False, Ready=False, Progressing=False): spec.nodeSelector
-	// cannot be parsed; the config keeps the nodes it holds, unchanged, and selects no other.
+	// ReasonInvalidNodeSelector (Accepted=False, Ready=False, Reconciling=False, Stalled=True,
+	// Progressing=False): spec.nodeSelector cannot be parsed; the config keeps the nodes it holds,
+	// unchanged, and selects no other.
 	ReasonInvalidNodeSelector = "InvalidNodeSelector"
-	// ReasonNoNodesSelected (Accepted=True, Ready=True): no Windows node matches the selector.
+	// ReasonInvalidSpec (Accepted=False, Ready=False, Reconciling=False, Stalled=True): the
+	// controller cannot read the spec, e.g. a value stored before the CRD bounded it; the config
+	// keeps the nodes it holds, unchanged, and selects no other until the spec is fixed.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNoNodesSelected (Accepted=True, Ready=True, Reconciling=False): no Windows node
+	// matches the selector.
 	ReasonNoNodesSelected = "NoNodesSelected"
-	// ReasonAllNodesProgrammed (Ready=True): every selected node is programmed.
+	// ReasonAllNodesClaimed (Accepted=True, Ready=False, Reconciling=False, Stalled=True): every
+	// Windows node the selector matches belongs to an older config, so this config manages
+	// nothing; the message names the older configs.
+	ReasonAllNodesClaimed = "AllNodesClaimed"
+	// ReasonAllNodesProgrammed (Ready=True, Reconciling=False): every selected node is programmed.
 	ReasonAllNodesProgrammed = "AllNodesProgrammed"
-	// ReasonNodesNotProgrammed (Ready=False): some nodes are not yet (or no longer) programmed.
+	// ReasonNodesNotProgrammed (Ready=False, Reconciling=True): some nodes are not yet (or no
+	// longer) programmed, and none has failed.
 	ReasonNodesNotProgrammed = "NodesNotProgrammed"
-	// ReasonRollingOut (Progressing=True): nodes are being moved to the current config.
+	// ReasonNodesFailing (Reconciling=False, Stalled=True): some nodes refused the config or
+	// failed; see status.failingNodes. The other nodes keep rolling out.
+	ReasonNodesFailing = "NodesFailing"
+	// ReasonRollingOut (Progressing=True, Reconciling=True): nodes are being moved to the current
+	// config.
 	ReasonRollingOut = "RollingOut"
-	// ReasonRolloutComplete (Progressing=False): every node has the current config.
+	// ReasonRolloutComplete (Progressing=False): every selected node has the current config.
 	ReasonRolloutComplete = "RolloutComplete"
-	// ReasonRolloutStalled (Progressing=False): a node reported Degraded or missed the progress
-	// deadline for the new config; the rest of the fleet is left as it is.
+	// ReasonRolloutCompleteWithFailures (Progressing=False): every node that can use the config
+	// has it, and some nodes refused it or failed; see status.failingNodes.
+	ReasonRolloutCompleteWithFailures = "RolloutCompleteWithFailures"
+	// ReasonRolloutStalled (Progressing=False, Reconciling=False, Stalled=True): a node reported
+	// Degraded or missed the progress deadline for the new config; the rest of the fleet is left
+	// as it is.
 	ReasonRolloutStalled = "RolloutStalled"
-	// ReasonRolloutPaused (Progressing=False): spec.rollout.paused is true.
+	// ReasonRolloutPaused (Progressing=False, Reconciling=True): spec.rollout.paused is true and
+	// some nodes wait for the current config.
 	ReasonRolloutPaused = "RolloutPaused"
-	// ReasonNodesDegraded (Degraded=True): some nodes failed; see status.failingNodes.
+	// ReasonNodesDegraded (Degraded=True): some nodes refused the config or failed; see
+	// status.failingNodes.
 	ReasonNodesDegraded = "NodesDegraded"
-	// ReasonAsExpected is the reason of an abnormal-true condition (Degraded, DualStackDowngraded,
-	// Conflicted) that is False because nothing is wrong.
-	ReasonAsExpected = "AsExpected"
 	// ReasonNodesDowngraded (DualStackDowngraded=True): some nodes proxy IPv4 only.
 	ReasonNodesDowngraded = "NodesDowngraded"
 	// ReasonNodesClaimedByOlderConfig (Conflicted=True): some selected nodes belong to an older
@@ -77,7 +135,19 @@ const (
 	ReasonNodesClaimedByOlderConfig = "NodesClaimedByOlderConfig"
 )
 
-// Reasons of per-node problems: in status.failingNodes and in WindowsProxyNode conditions.
+// Reasons both kinds use.
+//
+// +docgen:reasons=WindowsProxyConfig,WindowsProxyNode
+const (
+	// ReasonAsExpected (Degraded=False, DualStackDowngraded=False, Conflicted=False,
+	// Stalled=False): an abnormal-true condition is False because nothing is wrong.
+	ReasonAsExpected = "AsExpected"
+)
+
+// Reasons of per-node problems, in status.failingNodes and in the Warning Events the controller
+// records about the config.
+//
+// +docgen:reasons=failingNodes
 const (
 	// ReasonUnknownFeatureGate: a gate does not exist at the node's Kubernetes version.
 	ReasonUnknownFeatureGate = "UnknownFeatureGate"
@@ -87,9 +157,16 @@ const (
 	ReasonFeatureGateDisabled = "FeatureGateDisabled"
 	// ReasonInvalidNodeVersion: the node's kubelet version cannot be parsed.
 	ReasonInvalidNodeVersion = "InvalidNodeVersion"
-	// ReasonSourceVIPUnavailable: the source VIP cannot be determined for the node (missing or
-	// invalid annotation, no pod CIDR).
+	// ReasonSourceVIPUnavailable (SourceVIPReady=False, Programmed=False): the source VIP cannot
+	// be determined for the node (missing or invalid annotation, no pod CIDR, no address on the
+	// named HNS endpoint).
+	//
+	// +docgen:reasons=failingNodes,WindowsProxyNode
 	ReasonSourceVIPUnavailable = "SourceVIPUnavailable"
+	// ReasonSourceVIPUnusable: the node's source VIP is an address no source VIP may have: not a
+	// unicast address (0.0.0.0, 255.255.255.255, loopback, multicast, link-local), or one a
+	// Service ClusterIP or a pod already holds.
+	ReasonSourceVIPUnusable = "SourceVIPUnusable"
 	// ReasonProgressDeadlineExceeded: the node did not report the new config in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	// ReasonNodeDegraded: the node's agent reports Degraded.
@@ -97,6 +174,8 @@ const (
 )
 
 // Reasons of WindowsProxyNode conditions, written by the agent.
+//
+// +docgen:reasons=WindowsProxyNode
 const (
 	// ReasonSynced (Programmed=True): every desired load balancer is in HNS.
 	ReasonSynced = "Synced"
