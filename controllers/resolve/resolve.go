@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -52,14 +54,63 @@ func Minor(kubeletVersion string) (int, error) {
 	return int(v.Minor()), nil
 }
 
+// AddressHolder names what in the cluster already holds an IP address (e.g. "Service
+// default/kubernetes", "Pod kube-system/coredns-5d8f"), or returns "" when nothing does.
+type AddressHolder func(netip.Addr) string
+
+// Option changes how Resolve works.
+type Option func(*options)
+
+type options struct {
+	holder AddressHolder
+}
+
+// WithAddressHolder makes Resolve refuse a source VIP that holder says a Service or a pod holds.
+// Without it, only the address itself is checked.
+func WithAddressHolder(holder AddressHolder) Option {
+	return func(o *options) { o.holder = holder }
+}
+
+// maxQuoted bounds how much of a value read from a node (an annotation, a kubelet version) a
+// message quotes: node data can be tens of kilobytes, and messages end up in bounded API fields.
+const maxQuoted = 64
+
+// quote is %q of s, with s cut to maxQuoted bytes.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:runeStart(s, maxQuoted)]), len(s))
+}
+
+// clip cuts s to n bytes, marking the cut, for text that may quote node data (a parse error).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:runeStart(s, n-3)] + "..."
+}
+
+// runeStart is the largest index at most n where a rune of s starts.
+func runeStart(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
 // Resolve computes node's configuration from spec, or says why the node cannot use it.
-func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (winproxyv1alpha1.ResolvedProxyConfig, *Error) {
+func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node, opts ...Option) (winproxyv1alpha1.ResolvedProxyConfig, *Error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	kubelet := node.Status.NodeInfo.KubeletVersion
 	minor, err := Minor(kubelet)
 	if err != nil {
 		return winproxyv1alpha1.ResolvedProxyConfig{}, &Error{
 			Reason:  winproxyv1alpha1.ReasonInvalidNodeVersion,
-			Message: fmt.Sprintf("cannot read the node's Kubernetes version from kubelet version %q: %v", kubelet, err),
+			Message: fmt.Sprintf("cannot read the node's Kubernetes version from kubelet version %s: %s", quote(kubelet), clip(err.Error(), 2*maxQuoted)),
 		}
 	}
 	at := fmt.Sprintf("1.%d", minor)
@@ -95,6 +146,9 @@ func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node) (
 	}
 	if spec.Overlay != nil {
 		vip, verr := sourceVIP(&spec.Overlay.SourceVIP, node, spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay)
+		if verr == nil {
+			verr = usable(vip, o.holder)
+		}
 		if verr != nil {
 			return winproxyv1alpha1.ResolvedProxyConfig{}, verr
 		}
@@ -138,7 +192,7 @@ func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bo
 		default:
 			ip, err := netip.ParseAddr(addr)
 			if err != nil || !ip.Is4() {
-				return nil, unavailable("source VIP %q from %s is not an IPv4 address: overlay networks are IPv4 only", addr, from)
+				return nil, unavailable("source VIP %s from %s is not an IPv4 address: overlay networks are IPv4 only", quote(addr), from)
 			}
 			out.Address = ip.String()
 		}
@@ -161,6 +215,45 @@ func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bo
 		}
 	}
 	return out, nil
+}
+
+// usable refuses a source VIP that HNS cannot SNAT to (not a unicast address) or that a Service or
+// a pod already holds: taking it would break that Service's or pod's traffic.
+func usable(vip *winproxyv1alpha1.ResolvedSourceVIP, holder AddressHolder) *Error {
+	if vip == nil || vip.Address == "" {
+		return nil
+	}
+	ip := netip.MustParseAddr(vip.Address)
+	unusable := func(why string) *Error {
+		return &Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnusable, Message: fmt.Sprintf("source VIP %s %s; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out", ip, why)}
+	}
+	if !ip.IsGlobalUnicast() {
+		return unusable("is " + addressKind(ip) + ", not a unicast address")
+	}
+	if holder == nil {
+		return nil
+	}
+	if h := holder(ip); h != "" {
+		return unusable("is already held by " + h)
+	}
+	return nil
+}
+
+// addressKind names why ip is not a global unicast address.
+func addressKind(ip netip.Addr) string {
+	switch {
+	case ip.IsUnspecified():
+		return "the unspecified address"
+	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "the broadcast address"
+	case ip.IsLoopback():
+		return "a loopback address"
+	case ip.IsMulticast():
+		return "a multicast address"
+	case ip.IsLinkLocalUnicast():
+		return "a link-local address"
+	}
+	return "a reserved address"
 }
 
 // staticAddress returns the node's entry in addresses, else its annotation, and where it looked.

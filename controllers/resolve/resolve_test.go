@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,10 +98,12 @@ func gatesAt(dsr, overlay bool) map[string]bool {
 
 func TestResolve(t *testing.T) {
 	tests := []struct {
-		name       string
-		spec       *winproxyv1alpha1.WindowsProxyConfigSpec
-		node       *corev1.Node
-		want       *winproxyv1alpha1.ResolvedProxyConfig
+		name string
+		spec *winproxyv1alpha1.WindowsProxyConfigSpec
+		node *corev1.Node
+		want *winproxyv1alpha1.ResolvedProxyConfig
+		// holder says what holds an address; nil checks the address alone.
+		holder     AddressHolder
 		wantReason string
 		wantMsg    string
 	}{
@@ -184,15 +188,55 @@ func TestResolve(t *testing.T) {
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyEndpoint, EndpointName: "Calico_ep"}
 			})},
 
+		// Unusable source VIPs, from a node or its pod CIDR.
+		{name: "static annotation 0.0.0.0", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("0.0.0.0")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg: "source VIP 0.0.0.0 is the unspecified address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation broadcast", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("255.255.255.255")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg: "source VIP 255.255.255.255 is the broadcast address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation loopback", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("127.0.0.1")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg: "source VIP 127.0.0.1 is a loopback address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation multicast", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("224.0.0.251")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg: "source VIP 224.0.0.251 is a multicast address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation link-local", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("169.254.3.4")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg: "source VIP 169.254.3.4 is a link-local address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "create in a loopback pod CIDR", spec: spec(overlay(createVIP)), node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"127.0.0.0/24"} }),
+			wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg:    "source VIP 127.0.0.254 is a loopback address, not a unicast address; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation a pod holds", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("10.244.1.7")),
+			holder:     func(ip netip.Addr) string { return map[string]string{"10.244.1.7": "Pod shop/cart-1"}[ip.String()] },
+			wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg:    "source VIP 10.244.1.7 is already held by Pod shop/cart-1; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "created address a Service holds", spec: spec(overlay(createVIP)), node: node("n", "v1.37.0"),
+			holder: func(ip netip.Addr) string {
+				return map[string]string{"10.244.1.254": "Service default/web"}[ip.String()]
+			},
+			wantReason: winproxyv1alpha1.ReasonSourceVIPUnusable,
+			wantMsg:    "source VIP 10.244.1.254 is already held by Service default/web; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
+		{name: "static annotation nobody holds", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("10.244.1.2")),
+			holder: func(netip.Addr) string { return "" },
+			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
+				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.2"}
+			})},
+		{name: "static annotation of 40 KB is quoted in part", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated(strings.Repeat("é", 20480))),
+			wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
+			wantMsg:    `source VIP "` + strings.Repeat("é", 32) + `"... (40960 bytes) from node annotation winproxy.io/source-vip is not an IPv4 address: overlay networks are IPv4 only`},
+
 		// Bad versions.
 		{name: "empty kubelet version", spec: spec(), node: node("n", ""), wantReason: winproxyv1alpha1.ReasonInvalidNodeVersion,
 			wantMsg: `cannot read the node's Kubernetes version from kubelet version "": could not parse "" as version`},
 		{name: "major 2", spec: spec(), node: node("n", "v2.0.0"), wantReason: winproxyv1alpha1.ReasonInvalidNodeVersion,
 			wantMsg: `cannot read the node's Kubernetes version from kubelet version "v2.0.0": unsupported major version 2`},
+		{name: "kubelet version of 10 KB", spec: spec(), node: node("n", "v"+strings.Repeat("1", 10239)), wantReason: winproxyv1alpha1.ReasonInvalidNodeVersion,
+			wantMsg: `cannot read the node's Kubernetes version from kubelet version "v` + strings.Repeat("1", 63) + `"... (10240 bytes): illegal version string "v` + strings.Repeat("1", 100) + "..."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Resolve(tt.spec, tt.node)
+			var opts []Option
+			if tt.holder != nil {
+				opts = append(opts, WithAddressHolder(tt.holder))
+			}
+			got, err := Resolve(tt.spec, tt.node, opts...)
 			if tt.wantReason != "" {
 				if err == nil {
 					t.Fatalf("Resolve() succeeded, want an error with reason %s", tt.wantReason)
