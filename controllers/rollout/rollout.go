@@ -4,7 +4,8 @@
 //
 // The semantics are a DaemonSet's rolling update: a node that has no config yet gets it at once; a
 // node whose current config is not programmed (it is unavailable anyway) is updated at once; the
-// other nodes, those another config still holds included, are updated in name order while fewer
+// other nodes, those another config still holds and those whose spec was edited by hand included,
+// are updated in name order while fewer
 // than maxUnavailable nodes are unavailable. Every node that is not programmed on what it has
 // counts as unavailable, whether it is being updated, lapsed after programming its config, or
 // cannot get the new config at all. A node that reports Degraded for its new config, or misses
@@ -32,6 +33,9 @@ type Node struct {
 	// Foreign is true when Current was written by another config that held the node: taking the
 	// node over is an update like any other, paced by the budget, even if the hashes match.
 	Foreign bool
+	// Drifted is true when the WindowsProxyNode's spec no longer matches its hash: someone edited
+	// it by hand. Restoring it is an update like any other, even if the hashes match.
+	Drifted bool
 	// Programmed is true when the agent reports Programmed for Current.
 	Programmed bool
 	// ProgrammedOnce is true when the agent reported Programmed for Current at some point: the
@@ -119,7 +123,7 @@ func Compute(nodes []Node, o Options) Plan {
 			p.Create = append(p.Create, n.Name)
 			unavailable++
 			p.InFlight++
-		case n.Current == n.Desired && !n.Foreign:
+		case n.Current == n.Desired && !n.Foreign && !n.Drifted:
 			if n.Programmed {
 				continue
 			}

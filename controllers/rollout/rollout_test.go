@@ -112,6 +112,14 @@ func TestCompute(t *testing.T) {
 			want:  Plan{Update: []string{"b"}, Pending: []string{"a"}, InFlight: 1, RequeueAfter: 5 * time.Minute},
 		},
 		{
+			name: "a spec edited by hand under the current hash is restored, paced like an update",
+			nodes: []Node{
+				func() Node { n := on("a", "new", true); n.Drifted = true; return n }(),
+				func() Node { n := on("b", "new", true); n.Drifted = true; return n }(),
+			},
+			want: Plan{Update: []string{"a"}, Pending: []string{"b"}, InFlight: 1, RequeueAfter: 5 * time.Minute},
+		},
+		{
 			name:  "a node that lapsed long after programming its config is unavailable, not a stall",
 			nodes: []Node{lapsed("a", false), on("b", "new", true)},
 			want:  Plan{},
