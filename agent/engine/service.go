@@ -124,12 +124,19 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 				targetPort = uint16(sp.TargetPort.IntVal)
 			}
 			ports := map[uint16]bool{}
+			// An IP listed on two ports is one HNS endpoint: one backend.
+			added := map[netip.Addr]bool{}
 			containsNodeOrPublic := false
 			for _, ep := range all {
 				if itpLocal && localTrafficDSR && !ep.local {
 					continue
 				}
 				if someServing && ((!allTerminating && !ep.ready) || !ep.serving) {
+					continue
+				}
+				if added[ep.ip] {
+					targetPort = ep.port
+					ports[ep.port] = true
 					continue
 				}
 				if id, ok := lookup(ep.ip); ok {
@@ -161,6 +168,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 						containsNodeOrPublic = true
 					}
 				}
+				added[ep.ip] = true
 				targetPort = ep.port
 				ports[ep.port] = true
 			}
@@ -331,10 +339,15 @@ func protocolNumber(p corev1.Protocol) uint32 {
 }
 
 // endpointsFor collects the endpoints of one service port and family from
-// the service's slices, as kube-proxy's endpoint-slice cache does: first
-// address only, nil conditions defaulted (ready, serving true; terminating
-// false), on a duplicate IP the non-terminating one wins. The result is
-// sorted by IP so the output does not depend on slice order.
+// the service's slices (sorted by name), as kube-proxy's endpoint-slice
+// cache does (pkg/proxy/endpointslicecache.go): first address only, nil
+// conditions defaulted (ready, serving true; terminating false). The cache
+// keys endpoints by IP and port: a later entry for the same IP and port
+// replaces an earlier one unless the later one is terminating (a pod that
+// reuses a terminating pod's IP wins; of two entries that are both
+// terminating, or both not, the last one wins resp. the first stays).
+// The same IP on two ports stays two endpoints. The result is sorted so the
+// output does not depend on slice order.
 func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
 	want := discoveryv1.AddressTypeIPv4
 	if fam == v1alpha1.IPv6 {
@@ -344,7 +357,11 @@ func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp co
 	if proto == "" {
 		proto = corev1.ProtocolTCP
 	}
-	byIP := map[netip.Addr]endpoint{}
+	type ipPort struct {
+		ip   netip.Addr
+		port uint16
+	}
+	byKey := map[ipPort]endpoint{}
 	for _, s := range eps {
 		if s.AddressType != want {
 			continue
@@ -379,17 +396,18 @@ func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp co
 				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
 				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
 			}
-			if old, dup := byIP[ep.ip]; dup && !old.terminating {
+			k := ipPort{ep.ip, ep.port}
+			if _, dup := byKey[k]; dup && ep.terminating {
 				continue
 			}
-			byIP[ep.ip] = ep
+			byKey[k] = ep
 		}
 	}
-	out := make([]endpoint, 0, len(byIP))
-	for _, ep := range byIP {
+	out := make([]endpoint, 0, len(byKey))
+	for _, ep := range byKey {
 		out = append(out, ep)
 	}
-	slices.SortFunc(out, func(a, b endpoint) int { return a.ip.Compare(b.ip) })
+	slices.SortFunc(out, func(a, b endpoint) int { return cmp.Or(a.ip.Compare(b.ip), cmp.Compare(a.port, b.port)) })
 	return out
 }
 
