@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Endpoint rules the conformance suite (test/conformance) found winproxy
@@ -49,6 +50,58 @@ func TestDuplicateEndpointsAsUpstream(t *testing.T) {
 				ep{"192.168.2.3", "node-2", "+r+s-t"}, ep{"192.168.2.3", "node-2", "-r-s+t"})},
 			lbs:     []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]"},
 			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
+		},
+	})
+}
+
+// HNS load balancers have one internal port; with backends on several
+// ports (a named target port resolving to different numbers) winkernel
+// takes the port of the last endpoint, endpoints ordered as "ip:port"
+// strings, before skipping a local endpoint that has no HNS endpoint.
+func TestTargetPortAsUpstream(t *testing.T) {
+	noHC := config(false)
+	namedTarget := func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromString("http") }
+	run(t, []scenario{
+		{
+			// One IP on two ports (reused across a rollout) is two
+			// endpoints for the cache, but one backend.
+			name: "same-ip-on-two-ports-is-one-backend", cfg: noHC, view: view(false, ws2022),
+			svcs: []*corev1.Service{service("svc1", namedTarget)},
+			slices: []*discoveryv1.EndpointSlice{
+				slice("svc1", "s1", 8080, ep{"192.168.2.3", "node-2", "-r-s+t"}, ep{"192.168.2.2", "node-2", ""}),
+				slice("svc1", "s2", 9090, ep{"192.168.2.3", "node-2", ""}),
+			},
+			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.2.2 192.168.2.3]"},
+			remotes:  []string{"192.168.2.2 mac=02-11-c0-a8-02-02", "192.168.2.3 mac=02-11-c0-a8-02-03"},
+			problems: []string{"ns/svc1 MixedTargetPorts"},
+		},
+		{
+			// HNS LBs have one internal port: winkernel takes the last
+			// endpoint's, endpoints ordered as "ip:port" strings, so
+			// "192.168.2.10:8080" comes before "192.168.2.9:9090".
+			name: "mixed-target-ports-last-endpoint-in-string-order", cfg: noHC, view: view(false, ws2022),
+			svcs: []*corev1.Service{service("svc1", namedTarget)},
+			slices: []*discoveryv1.EndpointSlice{
+				slice("svc1", "s1", 8080, ep{"192.168.2.10", "node-2", ""}),
+				slice("svc1", "s2", 9090, ep{"192.168.2.9", "node-2", ""}),
+			},
+			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.2.9 192.168.2.10]"},
+			remotes:  []string{"192.168.2.9 mac=02-11-c0-a8-02-09", "192.168.2.10 mac=02-11-c0-a8-02-0a"},
+			problems: []string{"ns/svc1 MixedTargetPorts"},
+		},
+		{
+			// The port is taken before a local endpoint without an HNS
+			// endpoint is skipped: the LB listens on the skipped
+			// endpoint's port.
+			name: "mixed-target-ports-taken-before-skipping-a-missing-local-endpoint", cfg: noHC,
+			view: view(false, ws2022, localEP("EP-10", "192.168.1.10")),
+			svcs: []*corev1.Service{service("svc1", namedTarget)},
+			slices: []*discoveryv1.EndpointSlice{
+				slice("svc1", "s1", 8080, ep{"192.168.1.10", nodeName, ""}),
+				slice("svc1", "s2", 9090, ep{"192.168.1.9", nodeName, ""}),
+			},
+			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.1.10@EP-10]"},
+			problems: []string{"ns/svc1 LocalEndpointNotFound", "ns/svc1 MixedTargetPorts"},
 		},
 	})
 }

@@ -134,9 +134,12 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 				if someServing && ((!allTerminating && !ep.ready) || !ep.serving) {
 					continue
 				}
+				// HNS LBs have one internal port: winkernel takes the last
+				// endpoint's (in "ip:port" order), also from a local
+				// endpoint it then skips for want of an HNS endpoint.
+				targetPort = ep.port
+				ports[ep.port] = true
 				if added[ep.ip] {
-					targetPort = ep.port
-					ports[ep.port] = true
 					continue
 				}
 				if id, ok := lookup(ep.ip); ok {
@@ -169,8 +172,6 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 					}
 				}
 				added[ep.ip] = true
-				targetPort = ep.port
-				ports[ep.port] = true
 			}
 			if len(ports) > 1 {
 				addProblem(ProblemMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", sp.Name, targetPort)
@@ -178,6 +179,9 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 			if len(backends) == 0 {
 				continue
 			}
+			byIP := func(a, b Backend) int { return a.IP.Compare(b.IP) }
+			slices.SortFunc(backends, byIP)
+			slices.SortFunc(localBackends, byIP)
 
 			var sourceVIP netip.Addr
 			if c.overlay {
@@ -407,8 +411,15 @@ func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp co
 	for _, ep := range byKey {
 		out = append(out, ep)
 	}
-	slices.SortFunc(out, func(a, b endpoint) int { return cmp.Or(a.ip.Compare(b.ip), cmp.Compare(a.port, b.port)) })
+	// The cache's order: by the endpoint's "ip:port" string, which decides
+	// the internal port when backends listen on several (computeService).
+	slices.SortFunc(out, func(a, b endpoint) int { return strings.Compare(a.String(), b.String()) })
 	return out
+}
+
+// String is the endpoint as kube-proxy names it, "ip:port" ("[ip]:port").
+func (e endpoint) String() string {
+	return netip.AddrPortFrom(e.ip, e.port).String()
 }
 
 // terminatingState is winkernel's isAllEndpointsTerminating and
