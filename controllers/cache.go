@@ -1,24 +1,123 @@
 package controllers
 
 import (
+	"context"
+	"fmt"
+	"net/netip"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/resolve"
 )
 
 // CacheOptions keep the controller's memory small on large fleets: managed fields are dropped
 // from every cached object and Nodes are cached with only what resolution reads (labels,
 // annotations, pod CIDRs, addresses, kubelet version), not their images, conditions or volumes.
+// Services and Pods are cached only for the addresses they hold, which a source VIP must not be.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Node{}: {Transform: slimNode},
+			&corev1.Node{}:    {Transform: slimNode},
+			&corev1.Service{}: {Transform: slimService},
+			&corev1.Pod{}:     {Transform: slimPod},
 		},
+	}
+}
+
+// Cache indexes: WindowsProxyNodes by the config their spec names, Services by ClusterIP and
+// Pods by IP.
+const (
+	configNameField = "spec.configName"
+	clusterIPField  = "spec.clusterIPs"
+	podIPField      = "status.podIPs"
+)
+
+// indexFields registers the cache indexes. Registering an index also starts the informer of its
+// kind with the manager, so the caches of Services and Pods are synced before the controller
+// reconciles and before it reports ready.
+func indexFields(ctx context.Context, idx client.FieldIndexer) error {
+	for _, i := range []struct {
+		obj   client.Object
+		field string
+		fn    client.IndexerFunc
+	}{
+		{&winproxyv1alpha1.WindowsProxyNode{}, configNameField, func(o client.Object) []string {
+			return []string{o.(*winproxyv1alpha1.WindowsProxyNode).Spec.ConfigName}
+		}},
+		{&corev1.Service{}, clusterIPField, func(o client.Object) []string {
+			return serviceIPs(o.(*corev1.Service))
+		}},
+		{&corev1.Pod{}, podIPField, func(o client.Object) []string {
+			return podIPs(o.(*corev1.Pod))
+		}},
+	} {
+		if err := idx.IndexField(ctx, i.obj, i.field, i.fn); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", i.obj, i.field, err)
+		}
+	}
+	return nil
+}
+
+// serviceIPs are a Service's ClusterIPs, normalised; a headless Service has none.
+func serviceIPs(svc *corev1.Service) []string {
+	ips := svc.Spec.ClusterIPs
+	if len(ips) == 0 && svc.Spec.ClusterIP != "" {
+		ips = []string{svc.Spec.ClusterIP}
+	}
+	return normalisedIPs(ips)
+}
+
+// podIPs are the IPs a pod holds: none for a host-network pod (it uses the node's), nor for a pod
+// that finished and gave its IP back.
+func podIPs(pod *corev1.Pod) []string {
+	if pod.Spec.HostNetwork || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	ips := make([]string, 0, len(pod.Status.PodIPs))
+	for _, ip := range pod.Status.PodIPs {
+		ips = append(ips, ip.IP)
+	}
+	return normalisedIPs(ips)
+}
+
+// normalisedIPs parses ips and returns them in netip's canonical form, the key of the indexes.
+func normalisedIPs(ips []string) []string {
+	var out []string
+	for _, s := range ips {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			out = append(out, ip.Unmap().String())
+		}
+	}
+	return out
+}
+
+// addressHolder names the Service or pod that holds an address, from the cache indexes. A failed
+// lookup holds nothing: it is logged, and the next reconcile looks again.
+func (r *WindowsProxyConfigReconciler) addressHolder(ctx context.Context) resolve.AddressHolder {
+	return func(ip netip.Addr) string {
+		key := ip.Unmap().String()
+		var svcs corev1.ServiceList
+		if err := r.client.List(ctx, &svcs, client.MatchingFields{clusterIPField: key}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Looking up the Services that hold an address failed", "address", key)
+		} else if len(svcs.Items) > 0 {
+			return fmt.Sprintf("the ClusterIP of Service %s/%s", svcs.Items[0].Namespace, svcs.Items[0].Name)
+		}
+		var pods corev1.PodList
+		if err := r.client.List(ctx, &pods, client.MatchingFields{podIPField: key}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Looking up the pods that hold an address failed", "address", key)
+		} else if len(pods.Items) > 0 {
+			return fmt.Sprintf("pod %s/%s", pods.Items[0].Namespace, pods.Items[0].Name)
+		}
+		return ""
 	}
 }
 
@@ -46,6 +145,38 @@ func slimNode(obj any) (any, error) {
 			NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: n.Status.NodeInfo.KubeletVersion},
 		},
 	}, nil
+}
+
+// slimService is a cache transform that keeps the ClusterIPs of a Service.
+func slimService(obj any) (any, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Service{
+		TypeMeta:   svc.TypeMeta,
+		ObjectMeta: slimMeta(&svc.ObjectMeta),
+		Spec:       corev1.ServiceSpec{ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
+	}, nil
+}
+
+// slimPod is a cache transform that keeps what says which IPs a pod holds.
+func slimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		TypeMeta:   pod.TypeMeta,
+		ObjectMeta: slimMeta(&pod.ObjectMeta),
+		Spec:       corev1.PodSpec{HostNetwork: pod.Spec.HostNetwork},
+		Status:     corev1.PodStatus{Phase: pod.Status.Phase, PodIPs: pod.Status.PodIPs},
+	}, nil
+}
+
+// slimMeta keeps the identity of an object.
+func slimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}
 }
 
 // nodeChanged passes Node updates that can change a config's selection or resolution, and

@@ -20,20 +20,25 @@ type claimant struct {
 }
 
 // claimants returns every config as a claimant, oldest first (creationTimestamp, then name): the
-// order in which they claim nodes. holders maps a node name to the config its WindowsProxyNode
-// belongs to. A config whose selector is invalid keeps claiming the nodes it holds: a typo in an
+// order in which they claim nodes. unreadable are the configs the controller cannot decode, and
+// holders maps a node name to the config its WindowsProxyNode belongs to. A config whose selector
+// is invalid, or that cannot be read at all, keeps claiming the nodes it holds: bad input in an
 // older config must not hand its nodes to a newer one all at once.
-func claimants(configs []winproxyv1alpha1.WindowsProxyConfig, holders map[string]string) []claimant {
-	out := make([]claimant, 0, len(configs))
+func claimants(configs []winproxyv1alpha1.WindowsProxyConfig, unreadable []metav1.ObjectMeta, holders map[string]string) []claimant {
+	holds := func(name string) func(*corev1.Node) bool {
+		return func(n *corev1.Node) bool { return holders[n.Name] == name }
+	}
+	out := make([]claimant, 0, len(configs)+len(unreadable))
 	for i := range configs {
 		name := configs[i].Name
-		c := claimant{name: name, created: configs[i].CreationTimestamp}
+		c := claimant{name: name, created: configs[i].CreationTimestamp, claims: holds(name)}
 		if sel, err := selector(&configs[i]); err == nil {
 			c.claims = func(n *corev1.Node) bool { return sel.Matches(labels.Set(n.Labels)) }
-		} else {
-			c.claims = func(n *corev1.Node) bool { return holders[n.Name] == name }
 		}
 		out = append(out, c)
+	}
+	for _, m := range unreadable {
+		out = append(out, claimant{name: m.Name, created: m.CreationTimestamp, claims: holds(m.Name)})
 	}
 	slices.SortFunc(out, func(a, b claimant) int {
 		if c := a.created.Compare(b.created.Time); c != 0 {

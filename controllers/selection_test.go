@@ -47,9 +47,11 @@ func TestPartition(t *testing.T) {
 	tests := []struct {
 		name    string
 		configs []winproxyv1alpha1.WindowsProxyConfig
-		holders map[string]string
-		self    string
-		want    result
+		// unreadable are configs the controller cannot decode.
+		unreadable []metav1.ObjectMeta
+		holders    map[string]string
+		self       string
+		want       result
 	}{
 		{
 			name:    "no selector selects every Windows node, never a Linux one",
@@ -117,10 +119,18 @@ func TestPartition(t *testing.T) {
 			self:    "broken",
 			want:    result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "old"}}},
 		},
+		{
+			name:       "an older config the controller cannot read keeps the nodes it holds and claims no other",
+			configs:    []winproxyv1alpha1.WindowsProxyConfig{testConfig("ok", time.Hour, nil)},
+			unreadable: []metav1.ObjectMeta{{Name: "unreadable", CreationTimestamp: metav1.NewTime(t0.Add(-2 * time.Hour))}},
+			holders:    map[string]string{"win-a1": "unreadable"},
+			self:       "ok",
+			want:       result{Owned: []string{"win-a2", "win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "unreadable"}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			owned, conflicts := partition(tt.self, nodes, claimants(tt.configs, tt.holders))
+			owned, conflicts := partition(tt.self, nodes, claimants(tt.configs, tt.unreadable, tt.holders))
 			got := result{Conflicts: conflicts}
 			for _, n := range owned {
 				got.Owned = append(got.Owned, n.Name)
@@ -141,7 +151,7 @@ func broken(age time.Duration) winproxyv1alpha1.WindowsProxyConfig {
 
 func TestOwnerIgnoresLinux(t *testing.T) {
 	n := testNode("l", map[string]string{winproxyv1alpha1.OSLabel: "linux"})
-	if o := owner(&n, claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil)); o != "" {
+	if o := owner(&n, claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil, nil)); o != "" {
 		t.Errorf("owner() = %q, want none for a Linux node", o)
 	}
 }

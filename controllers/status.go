@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +14,13 @@ import (
 	"github.com/winproxy/winproxy/controllers/rollout"
 )
 
-// Bounds of the lists in status and in condition messages.
+// Bounds of the lists in status and in condition messages, and of the messages themselves (the
+// CRD's and metav1.Condition's).
 const (
-	maxListedNodes = 10
-	maxNamesInText = 5
+	maxListedNodes      = 10
+	maxNamesInText      = 5
+	maxConditionMessage = 32768
+	maxProblemMessage   = 1024
 )
 
 // nodeView is one owned node as the status sees it, after this reconcile's writes.
@@ -49,17 +53,14 @@ type statusInputs struct {
 }
 
 // computeStatus returns the config status for in, keeping old's condition transition times
-// where the status did not change. It does not touch observedGeneration.
+// where the status did not change. It does not touch observedGeneration. Every message it writes
+// is bounded, whatever the nodes and their agents report, so the status can always be written.
 func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInputs, now time.Time) winproxyv1alpha1.WindowsProxyConfigStatus {
 	st := winproxyv1alpha1.WindowsProxyConfigStatus{
 		ObservedGeneration: old.ObservedGeneration,
 		Conditions:         append([]metav1.Condition(nil), old.Conditions...),
 	}
-	stalls := map[string]rollout.Stall{}
-	for _, s := range in.plan.Stalls {
-		stalls[s.Node] = s
-	}
-	var failing []winproxyv1alpha1.NodeProblem
+	failing := failingNodes(in)
 	var waiting, downgraded []string
 	var unresolved, gateErrors int
 	for i := range in.nodes {
@@ -78,10 +79,6 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		if !n.updated() || !n.programmed {
 			waiting = append(waiting, n.name)
 		}
-		if p, ok := problem(n, stalls, in.rollout.ProgressDeadlineSeconds); ok {
-			st.Nodes.Degraded++
-			failing = append(failing, p)
-		}
 		if n.err != nil {
 			unresolved++
 			if resolve.IsFeatureGateReason(n.err.Reason) {
@@ -89,10 +86,8 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 			}
 		}
 	}
-	if len(failing) > maxListedNodes {
-		failing = failing[:maxListedNodes]
-	}
-	st.FailingNodes = failing
+	st.Nodes.Degraded = int32(len(failing))
+	st.FailingNodes = failing[:min(len(failing), maxListedNodes)]
 	for i, c := range in.conflicts {
 		if i == maxListedNodes {
 			break
@@ -102,27 +97,32 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: in.generation,
+			Type: t, Status: s, Reason: reason, Message: truncate(msg, maxConditionMessage), ObservedGeneration: in.generation,
 			LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
 		})
 	}
 	selected := len(in.nodes)
+	// shadowed: the selector matches Windows nodes, all of them held by older configs.
+	shadowed := in.selectorErr == nil && selected == 0 && len(in.conflicts) > 0
 
 	// Accepted.
+	var notAccepted, notAcceptedMsg string
 	switch {
 	case in.selectorErr != nil:
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector,
 			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", in.selectorErr, selected))
+	case shadowed:
+		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts))
 	case selected == 0:
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
 	case unresolved == selected:
-		reason := winproxyv1alpha1.ReasonNodesUnresolvable
+		notAccepted = winproxyv1alpha1.ReasonNodesUnresolvable
 		if gateErrors == selected {
-			reason = winproxyv1alpha1.ReasonInvalidFeatureGates
+			notAccepted = winproxyv1alpha1.ReasonInvalidFeatureGates
 		}
 		first := firstUnresolved(in.nodes)
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, reason,
-			fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", selected, first.name, first.err.Message))
+		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", selected, first.name, first.err.Message)
+		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, notAccepted, notAcceptedMsg)
 	case unresolved > 0:
 		first := firstUnresolved(in.nodes)
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved,
@@ -132,19 +132,26 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 			fmt.Sprintf("The config resolved on all %d selected nodes", selected))
 	}
 
-	// Ready.
+	// Ready: every managed node programmed the current config, and none fails.
+	var readyReason, readyMsg string
+	ready := false
 	switch {
 	case in.selectorErr != nil:
-		set(winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition")
+		readyReason, readyMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
+	case shadowed:
+		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
 	case selected == 0:
-		set(winproxyv1alpha1.ConditionReady, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
+		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage
+	case len(waiting) == 0 && len(failing) == 0:
+		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonAllNodesProgrammed, fmt.Sprintf("All %d nodes programmed the current config", selected)
 	case len(waiting) == 0:
-		set(winproxyv1alpha1.ConditionReady, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesProgrammed,
-			fmt.Sprintf("All %d nodes programmed the current config", selected))
+		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
+			fmt.Sprintf("All %d nodes programmed the current config, but %d report a problem: %s", selected, len(failing), problemNames(failing))
 	default:
-		set(winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonNodesNotProgrammed,
-			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", st.Nodes.Programmed, selected, names(waiting)))
+		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
+			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", st.Nodes.Programmed, selected, names(waiting))
 	}
+	set(winproxyv1alpha1.ConditionReady, conditionStatus(ready), readyReason, readyMsg)
 
 	// Progressing.
 	p := &in.plan
@@ -152,22 +159,57 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	case in.selectorErr != nil:
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
 	case len(p.Stalls) > 0:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, stalls[p.Stalls[0].Node]))
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0]))
 	case in.rollout.Paused && !p.Done():
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
 			fmt.Sprintf("Rollout paused with %d of %d nodes updated; set spec.rollout.paused to false to continue", st.Nodes.Updated, selected))
 	case !p.Done():
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingOut,
 			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", st.Nodes.Updated, selected, p.InFlight, in.maxUnavail))
+	case len(failing) > 0:
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutCompleteWithFailures,
+			fmt.Sprintf("Every node that can use the config has it (%d of %d); %d nodes refused it or failed: %s; see status.failingNodes", st.Nodes.Updated, selected, len(failing), problemNames(failing)))
 	default:
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutComplete,
-			fmt.Sprintf("Every node that can use the config has it (%d of %d)", st.Nodes.Updated, selected))
+			fmt.Sprintf("Every selected node has the config (%d of %d)", st.Nodes.Updated, selected))
+	}
+
+	// Stalled and Reconciling (kstatus): Stalled when only a person can make the config Ready,
+	// else Reconciling while it is not Ready.
+	var stalled, stalledMsg string
+	switch {
+	case in.selectorErr != nil:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
+	case shadowed:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
+	case len(p.Stalls) > 0:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0])
+	case notAccepted != "":
+		stalled, stalledMsg = notAccepted, notAcceptedMsg
+	case len(failing) > 0:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonNodesFailing,
+			fmt.Sprintf("%d of %d nodes refused the config or failed: %s; see status.failingNodes. The other nodes keep rolling out", len(failing), selected, problemNames(failing))
+	}
+	switch {
+	case stalled != "":
+		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue, stalled, stalledMsg)
+		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, stalled, "Stalled: "+stalledMsg)
+	case ready:
+		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from being Ready")
+		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, readyReason, readyMsg)
+	default:
+		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from becoming Ready")
+		reason, msg := readyReason, readyMsg
+		if c := meta.FindStatusCondition(st.Conditions, winproxyv1alpha1.ConditionProgressing); c.Reason == winproxyv1alpha1.ReasonRollingOut || c.Reason == winproxyv1alpha1.ReasonRolloutPaused {
+			reason, msg = c.Reason, c.Message
+		}
+		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
 	}
 
 	// Degraded.
-	if st.Nodes.Degraded > 0 {
+	if len(failing) > 0 {
 		set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDegraded,
-			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", st.Nodes.Degraded, selected, problemNames(failing, int(st.Nodes.Degraded))))
+			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", len(failing), selected, problemNames(failing)))
 	} else {
 		set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node reports a problem")
 	}
@@ -189,6 +231,28 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	return st
 }
 
+func conditionStatus(ok bool) metav1.ConditionStatus {
+	if ok {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+// failingNodes lists every node that fails, in name order, each with why.
+func failingNodes(in *statusInputs) []winproxyv1alpha1.NodeProblem {
+	stalls := map[string]rollout.Stall{}
+	for _, s := range in.plan.Stalls {
+		stalls[s.Node] = s
+	}
+	var out []winproxyv1alpha1.NodeProblem
+	for i := range in.nodes {
+		if p, ok := problem(&in.nodes[i], stalls, in.rollout.ProgressDeadlineSeconds); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 const noNodesMessage = "No Windows node matches spec.nodeSelector (a node must also carry kubernetes.io/os=windows)"
 
 // problem says why n fails, if it does: a resolution error first, then the agent's Degraded
@@ -196,7 +260,7 @@ const noNodesMessage = "No Windows node matches spec.nodeSelector (a node must a
 func problem(n *nodeView, stalls map[string]rollout.Stall, deadlineSeconds int32) (winproxyv1alpha1.NodeProblem, bool) {
 	switch s, stalled := stalls[n.name]; {
 	case n.err != nil:
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: n.err.Reason, Message: truncate(n.err.Message, 1024)}, true
+		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: n.err.Reason, Message: truncate(n.err.Message, maxProblemMessage)}, true
 	case n.degraded:
 		msg := "the agent reports Degraded"
 		if n.degradedReason != "" {
@@ -205,7 +269,7 @@ func problem(n *nodeView, stalls map[string]rollout.Stall, deadlineSeconds int32
 		if n.degradedMessage != "" {
 			msg += ": " + n.degradedMessage
 		}
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: truncate(msg, 1024)}, true
+		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: truncate(msg, maxProblemMessage)}, true
 	case stalled && s.DeadlineExceeded:
 		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
 			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.current)}, true
@@ -233,6 +297,23 @@ func conflictMessage(cs []conflict) string {
 	return fmt.Sprintf("%d selected nodes belong to older configs and are not managed by this one: %s; narrow spec.nodeSelector or delete the other config", len(cs), strings.Join(parts, ", "))
 }
 
+// claimedMessage says which older configs hold every node a shadowed config selects.
+func claimedMessage(cs []conflict) string {
+	count := map[string]int{}
+	var owners []string
+	for _, c := range cs {
+		if count[c.owner] == 0 {
+			owners = append(owners, c.owner)
+		}
+		count[c.owner]++
+	}
+	parts := make([]string, 0, len(owners))
+	for _, o := range owners {
+		parts = append(parts, fmt.Sprintf("%s (%d)", o, count[o]))
+	}
+	return fmt.Sprintf("All %d Windows nodes spec.nodeSelector matches belong to older configs, so this config manages none: %s; narrow spec.nodeSelector, delete the older config, or delete this one", len(cs), names(parts))
+}
+
 func firstUnresolved(nodes []nodeView) *nodeView {
 	for i := range nodes {
 		if nodes[i].err != nil {
@@ -250,7 +331,8 @@ func names(all []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(all[:maxNamesInText], ", "), len(all)-maxNamesInText)
 }
 
-func problemNames(ps []winproxyv1alpha1.NodeProblem, total int) string {
+// problemNames names the first few failing nodes with their reasons, and counts the rest.
+func problemNames(ps []winproxyv1alpha1.NodeProblem) string {
 	parts := make([]string, 0, maxNamesInText+1)
 	for i, p := range ps {
 		if i == maxNamesInText {
@@ -258,15 +340,21 @@ func problemNames(ps []winproxyv1alpha1.NodeProblem, total int) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", p.Name, p.Reason))
 	}
-	if rest := total - len(parts); rest > 0 {
+	if rest := len(ps) - len(parts); rest > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", rest))
 	}
 	return strings.Join(parts, ", ")
 }
 
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut: a cut inside a rune would
+// be replaced by U+FFFD on the wire and could overflow the bound again.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

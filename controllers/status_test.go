@@ -2,14 +2,19 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kstatusv1 "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/resolve"
@@ -40,6 +45,30 @@ func conds(accepted, ready, progressing, degraded, downgraded, conflicted string
 	}
 }
 
+// kstatus adds the Reconciling and Stalled conditions to c.
+func kstatus(c map[string]string, reconciling, stalled string) map[string]string {
+	c[winproxyv1alpha1.ConditionReconciling] = reconciling
+	c[winproxyv1alpha1.ConditionStalled] = stalled
+	return c
+}
+
+// computeKstatus is what kstatus (and so Flux, Argo CD and helm --wait) reads from a config with
+// status st whose generation was observed.
+func computeKstatus(t *testing.T, st winproxyv1alpha1.WindowsProxyConfigStatus) kstatusv1.Status {
+	t.Helper()
+	cfg := &winproxyv1alpha1.WindowsProxyConfig{ObjectMeta: metav1.ObjectMeta{Name: "c", Generation: 3}, Status: st}
+	cfg.Status.ObservedGeneration = 3
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := kstatusv1.Compute(&unstructured.Unstructured{Object: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Status
+}
+
 func TestComputeStatus(t *testing.T) {
 	gateErr := &resolve.Error{Reason: winproxyv1alpha1.ReasonFeatureGateLocked, Message: "cannot set feature gate WinDSR to false, feature is locked to true"}
 	vipErr := &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: "source-vip flag not set"}
@@ -50,16 +79,21 @@ func TestComputeStatus(t *testing.T) {
 		wantConds   map[string]string
 		wantFailing []winproxyv1alpha1.NodeProblem
 		wantMsg     map[string]string // substrings of condition messages
+		wantKstatus kstatusv1.Status
 	}{
 		{
-			name:      "no node selected is ready",
-			wantConds: conds("True/NoNodesSelected", "True/NoNodesSelected", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			name: "no node selected is ready",
+			wantConds: kstatus(conds("True/NoNodesSelected", "True/NoNodesSelected", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"False/NoNodesSelected", "False/AsExpected"),
+			wantKstatus: kstatusv1.CurrentStatus,
 		},
 		{
 			name:      "all programmed",
 			in:        statusInputs{nodes: []nodeView{programmedNode("a"), programmedNode("b")}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2},
-			wantConds: conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"False/AllNodesProgrammed", "False/AsExpected"),
+			wantKstatus: kstatusv1.CurrentStatus,
 		},
 		{
 			name: "rolling out",
@@ -69,7 +103,9 @@ func TestComputeStatus(t *testing.T) {
 				maxUnavail: 1,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 3, Updated: 2, Programmed: 1},
-			wantConds: conds("True/Valid", "False/NodesNotProgrammed", "True/RollingOut", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "True/RollingOut", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"True/RollingOut", "False/AsExpected"),
+			wantKstatus: kstatusv1.InProgressStatus,
 			wantMsg: map[string]string{
 				winproxyv1alpha1.ConditionReady:       "1 of 3 nodes programmed the current config; waiting for b, c",
 				winproxyv1alpha1.ConditionProgressing: "Rolling out: 2 of 3 nodes updated, 1 in progress (maxUnavailable 1)",
@@ -83,7 +119,9 @@ func TestComputeStatus(t *testing.T) {
 				rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Degraded: 1},
-			wantConds: conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/RolloutStalled", "True/RolloutStalled"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "a", Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
 				Message: "the node did not report Programmed within 60s of receiving config h2; check its winproxy-agent"}},
 			wantMsg: map[string]string{winproxyv1alpha1.ConditionProgressing: "Rollout stalled: node a did not report Programmed within 60s; 1 nodes wait"},
@@ -94,8 +132,10 @@ func TestComputeStatus(t *testing.T) {
 				nodes: []nodeView{{name: "a", desired: "h2", current: "h2", degraded: true, degradedReason: "SyncFailed", degradedMessage: "3 load balancers failed"}},
 				plan:  rollout.Plan{InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
 			},
-			wantNodes:   winproxyv1alpha1.NodeCounts{Selected: 1, Updated: 1, Degraded: 1},
-			wantConds:   conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 1, Updated: 1, Degraded: 1},
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/RolloutStalled", "True/RolloutStalled"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "a", Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: "the agent reports Degraded (SyncFailed): 3 load balancers failed"}},
 			wantMsg:     map[string]string{winproxyv1alpha1.ConditionDegraded: "1 of 1 nodes have a problem: a (NodeDegraded)"},
 		},
@@ -103,7 +143,9 @@ func TestComputeStatus(t *testing.T) {
 			name:      "gates invalid on every node: not accepted",
 			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, current: "h0"}, {name: "b", err: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
-			wantConds: conds("False/InvalidFeatureGates", "False/NodesNotProgrammed", "False/RolloutComplete", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("False/InvalidFeatureGates", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/InvalidFeatureGates", "True/InvalidFeatureGates"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantFailing: []winproxyv1alpha1.NodeProblem{
 				{Name: "a", Reason: gateErr.Reason, Message: gateErr.Message},
 				{Name: "b", Reason: gateErr.Reason, Message: gateErr.Message},
@@ -114,17 +156,21 @@ func TestComputeStatus(t *testing.T) {
 			name:      "every node fails, not only on gates",
 			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr}, {name: "b", err: vipErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
-			wantConds: conds("False/NodesUnresolvable", "False/NodesNotProgrammed", "False/RolloutComplete", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("False/NodesUnresolvable", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/NodesUnresolvable", "True/NodesUnresolvable"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantFailing: []winproxyv1alpha1.NodeProblem{
 				{Name: "a", Reason: gateErr.Reason, Message: gateErr.Message},
 				{Name: "b", Reason: vipErr.Reason, Message: vipErr.Message},
 			},
 		},
 		{
-			name:        "gates invalid on some nodes: accepted, degraded",
-			in:          statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: gateErr}}},
-			wantNodes:   winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1, Degraded: 1},
-			wantConds:   conds("True/PartiallyResolved", "False/NodesNotProgrammed", "False/RolloutComplete", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+			name:      "gates invalid on some nodes: accepted, degraded",
+			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: gateErr}}},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1, Degraded: 1},
+			wantConds: kstatus(conds("True/PartiallyResolved", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/NodesFailing", "True/NodesFailing"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "b", Reason: gateErr.Reason, Message: gateErr.Message}},
 			wantMsg:     map[string]string{winproxyv1alpha1.ConditionAccepted: "The config cannot be used on 1 of 2 nodes"},
 		},
@@ -136,7 +182,9 @@ func TestComputeStatus(t *testing.T) {
 				rollout: winproxyv1alpha1.RolloutSpec{Paused: true},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
-			wantConds: conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutPaused", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutPaused", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"True/RolloutPaused", "False/AsExpected"),
+			wantKstatus: kstatusv1.InProgressStatus,
 		},
 		{
 			name: "downgraded and conflicted",
@@ -145,7 +193,9 @@ func TestComputeStatus(t *testing.T) {
 				conflicts: []conflict{{node: "x", owner: "older"}},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 1, Updated: 1, Programmed: 1, DualStackDowngraded: 1},
-			wantConds: conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "True/NodesDowngraded", "True/NodesClaimedByOlderConfig"),
+			wantConds: kstatus(conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "True/NodesDowngraded", "True/NodesClaimedByOlderConfig"),
+				"False/AllNodesProgrammed", "False/AsExpected"),
+			wantKstatus: kstatusv1.CurrentStatus,
 			wantMsg: map[string]string{
 				winproxyv1alpha1.ConditionConflicted:          "1 selected nodes belong to older configs and are not managed by this one: x (owned by older)",
 				winproxyv1alpha1.ConditionDualStackDowngraded: "1 of 1 nodes proxy IPv4 only: a",
@@ -158,11 +208,42 @@ func TestComputeStatus(t *testing.T) {
 				nodes:       []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
-			wantConds: conds("False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+			wantConds: kstatus(conds("False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"False/InvalidNodeSelector", "True/InvalidNodeSelector"),
+			wantKstatus: kstatusv1.FailedStatus,
 			wantMsg: map[string]string{
 				winproxyv1alpha1.ConditionAccepted:    "the 2 nodes the config holds keep their current config and no other node is selected until it is fixed",
 				winproxyv1alpha1.ConditionProgressing: "no node is changed until it is fixed",
 			},
+		},
+		{
+			name: "every selected node belongs to older configs: not ready, stalled",
+			in:   statusInputs{conflicts: []conflict{{node: "x", owner: "older"}, {node: "y", owner: "oldest"}, {node: "z", owner: "older"}}},
+			wantConds: kstatus(conds("True/AllNodesClaimed", "False/AllNodesClaimed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "True/NodesClaimedByOlderConfig"),
+				"False/AllNodesClaimed", "True/AllNodesClaimed"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantMsg: map[string]string{
+				winproxyv1alpha1.ConditionReady:   "All 3 Windows nodes spec.nodeSelector matches belong to older configs, so this config manages none: older (2), oldest (1)",
+				winproxyv1alpha1.ConditionStalled: "narrow spec.nodeSelector, delete the older config, or delete this one",
+			},
+		},
+		{
+			name:      "a node lapsed after the rollout: waiting, not stalled",
+			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2"}}},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 1},
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
+				"True/NodesNotProgrammed", "False/AsExpected"),
+			wantKstatus: kstatusv1.InProgressStatus,
+		},
+		{
+			name:      "a node programmed and degraded is not ready",
+			in:        statusInputs{nodes: []nodeView{programmedNode("a"), func() nodeView { n := programmedNode("b"); n.degraded = true; return n }()}},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2, Degraded: 1},
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/NodesFailing", "True/NodesFailing"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "b", Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: "the agent reports Degraded"}},
+			wantMsg:     map[string]string{winproxyv1alpha1.ConditionReady: "All 2 nodes programmed the current config, but 1 report a problem: b (NodeDegraded)"},
 		},
 	}
 	for _, tt := range tests {
@@ -187,6 +268,18 @@ func TestComputeStatus(t *testing.T) {
 				if c.ObservedGeneration != 3 {
 					t.Errorf("%s observedGeneration = %d, want 3", c.Type, c.ObservedGeneration)
 				}
+			}
+			if k := computeKstatus(t, got); k != tt.wantKstatus {
+				t.Errorf("kstatus = %s, want %s", k, tt.wantKstatus)
+			}
+			var trueOnes []string
+			for _, typ := range []string{winproxyv1alpha1.ConditionReady, winproxyv1alpha1.ConditionReconciling, winproxyv1alpha1.ConditionStalled} {
+				if meta.IsStatusConditionTrue(got.Conditions, typ) {
+					trueOnes = append(trueOnes, typ)
+				}
+			}
+			if len(trueOnes) != 1 {
+				t.Errorf("Ready, Reconciling and Stalled: %v are True, want exactly one", trueOnes)
 			}
 		})
 	}
@@ -213,9 +306,60 @@ func TestComputeStatusBoundsAndTransitions(t *testing.T) {
 		t.Errorf("recomputing an unchanged status changed it (-first,+again):\n%s", diff)
 	}
 	// A flip moves the transition time.
-	in.nodes = nil
+	in.nodes, in.conflicts = nil, nil
 	flipped := computeStatus(&first, &in, t0.Add(time.Hour))
 	if c := meta.FindStatusCondition(flipped.Conditions, winproxyv1alpha1.ConditionReady); !c.LastTransitionTime.Time.Equal(t0.Add(time.Hour)) {
 		t.Errorf("Ready flipped but kept transition time %v", c.LastTransitionTime)
+	}
+}
+
+// TestComputeStatusBoundsNodeData feeds node data of any size (a 40 KB annotation quoted in a
+// resolution error, an agent's long message) and checks that every field stays within the CRD's
+// bounds, so that one node never keeps the config's status from being written.
+func TestComputeStatusBoundsNodeData(t *testing.T) {
+	huge := strings.Repeat("é", 30000) // 60 KB, two bytes a rune
+	in := statusInputs{generation: 1, rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60}}
+	for i := range 30 {
+		name := fmt.Sprintf("node-%02d-%s", i, strings.Repeat("n", 240))
+		switch i % 3 {
+		case 0:
+			in.nodes = append(in.nodes, nodeView{name: name, err: &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: huge}})
+		case 1:
+			in.nodes = append(in.nodes, nodeView{name: name, desired: "h", current: "h", degraded: true, degradedReason: huge, degradedMessage: huge})
+		default:
+			in.nodes = append(in.nodes, programmedNode(name))
+		}
+		in.conflicts = append(in.conflicts, conflict{node: "other-" + name, owner: huge})
+	}
+	st := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
+	for _, c := range st.Conditions {
+		if len(c.Message) > maxConditionMessage || !utf8.ValidString(c.Message) {
+			t.Errorf("%s message: %d bytes, valid UTF-8 %t", c.Type, len(c.Message), utf8.ValidString(c.Message))
+		}
+	}
+	if len(st.FailingNodes) != maxListedNodes {
+		t.Errorf("%d failing nodes listed", len(st.FailingNodes))
+	}
+	for _, p := range st.FailingNodes {
+		if len(p.Message) > maxProblemMessage || !utf8.ValidString(p.Message) || len(p.Name) > 253 || len(p.Reason) > 64 {
+			t.Errorf("failing node %.20s: message %d bytes (valid UTF-8 %t), name %d, reason %q", p.Name, len(p.Message), utf8.ValidString(p.Message), len(p.Name), p.Reason)
+		}
+	}
+}
+
+func TestTruncateKeepsRunes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 8, "abcde..."},
+		{"ééééé", 8, "éé..."},
+		{"日本語テキスト", 10, "日本..."},
+	} {
+		if got := truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
 	}
 }

@@ -321,6 +321,7 @@ type nodeSpec struct {
 	name, kubelet string
 	linux         bool
 	labels        map[string]string
+	annotations   map[string]string
 }
 
 // createNodes creates nodes with a pod CIDR and an internal IP each, as a kubelet and the node
@@ -361,7 +362,7 @@ func createNode(ctx context.Context, i int, s nodeSpec) error {
 		lbls[k] = v
 	}
 	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls, Annotations: s.annotations},
 		Spec:       corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)}},
 	}
 	if err := env.Client.Create(ctx, n); err != nil {

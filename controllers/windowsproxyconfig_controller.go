@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -44,25 +45,18 @@ const (
 	// lives on the object so that a restarted controller knows it too.
 	ProgrammedHashAnnotation = "winproxy.io/programmed-hash"
 
-	// configNameField indexes WindowsProxyNodes by spec.configName in the cache.
-	configNameField = "spec.configName"
-
 	controllerName = "windowsproxyconfig"
-)
-
-// Event reasons (events.k8s.io, regarding the WindowsProxyConfig).
-const (
-	eventRolloutStarted   = "RolloutStarted"
-	eventRolloutCompleted = "RolloutCompleted"
-	eventRolloutStalled   = "RolloutStalled"
-	eventConflict         = "Conflict"
 )
 
 // WindowsProxyConfigReconciler reconciles WindowsProxyConfigs into WindowsProxyNodes.
 type WindowsProxyConfigReconciler struct {
-	client   client.Client
+	client client.Client
+	// configs reads WindowsProxyConfigs as unstructured objects (see configs.go); the manager's
+	// cache once SetupWithManager ran.
+	configs  client.Reader
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
+	failures nodeFailures
 	// recentNodes and recentConfigs hold the objects this controller wrote until the cache
 	// shows them.
 	recentNodes   recentWrites[*winproxyv1alpha1.WindowsProxyNode]
@@ -82,7 +76,7 @@ func WithClock(c clock.PassiveClock) Option {
 // NewWindowsProxyConfigReconciler returns a reconciler that reads through c (a cached client:
 // every reconcile lists all configs, nodes and WindowsProxyNodes) and reports through recorder.
 func NewWindowsProxyConfigReconciler(c client.Client, recorder events.EventRecorder, opts ...Option) *WindowsProxyConfigReconciler {
-	r := &WindowsProxyConfigReconciler{client: c, recorder: recorder, clock: clock.RealClock{}}
+	r := &WindowsProxyConfigReconciler{client: c, configs: c, recorder: recorder, clock: clock.RealClock{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -94,29 +88,43 @@ func NewWindowsProxyConfigReconciler(c client.Client, recorder events.EventRecor
 // selecting config wins); this stays cheap because each reconcile only reads the cache and
 // writes what changed.
 func (r *WindowsProxyConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &winproxyv1alpha1.WindowsProxyNode{}, configNameField, func(o client.Object) []string {
-		return []string{o.(*winproxyv1alpha1.WindowsProxyNode).Spec.ConfigName}
-	}); err != nil {
-		return fmt.Errorf("indexing WindowsProxyNodes by config: %w", err)
+	if err := indexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
+	r.configs = mgr.GetCache()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&winproxyv1alpha1.WindowsProxyConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&winproxyv1alpha1.WindowsProxyNode{}).
-		Watches(&winproxyv1alpha1.WindowsProxyConfig{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(newConfigObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&winproxyv1alpha1.WindowsProxyNode{}, handler.EnqueueRequestsFromMapFunc(configsOf)).
+		Watches(newConfigObject(), handler.EnqueueRequestsFromMapFunc(r.allConfigs), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allConfigs), builder.WithPredicates(nodeChanged)).
 		Named(controllerName).
 		Complete(r)
 }
 
+// configsOf are the configs a WindowsProxyNode concerns: the one its spec names, also when that
+// config does not exist (so that an orphan is taken over or deleted), and its standby owners (so
+// that they notice a change of the nodes they wait for).
+func configsOf(_ context.Context, o client.Object) []reconcile.Request {
+	w := o.(*winproxyv1alpha1.WindowsProxyNode)
+	out := []reconcile.Request{{NamespacedName: client.ObjectKey{Name: w.Spec.ConfigName}}}
+	for _, ref := range w.OwnerReferences {
+		if ref.Kind == configGVK.Kind && ref.APIVersion == configGVK.GroupVersion().String() && ref.Name != w.Spec.ConfigName {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: ref.Name}})
+		}
+	}
+	return out
+}
+
 func (r *WindowsProxyConfigReconciler) allConfigs(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list winproxyv1alpha1.WindowsProxyConfigList
-	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(configGVK.GroupVersion().WithKind("WindowsProxyConfigList"))
+	if err := r.configs.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing WindowsProxyConfigs to enqueue failed")
 		return nil
 	}
 	out := make([]reconcile.Request, len(list.Items))
 	for i := range list.Items {
-		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].GetName()}}
 	}
 	return out
 }
@@ -136,6 +144,10 @@ type scope struct {
 	// takenOver are nodes of this config's WindowsProxyNodes that another config owns now: that
 	// config moves them at its own rollout pace, so they are not deleted here.
 	takenOver map[string]bool
+	// standby are the WindowsProxyNodes of nodes this config claims and an older config holds,
+	// which do not list this config as an owner yet; unstandby those that list it but whose node
+	// it no longer claims (see handover.go).
+	standby, unstandby []*winproxyv1alpha1.WindowsProxyNode
 	// wpns are this config's WindowsProxyNodes and those named after its nodes, by name; they
 	// are cache objects and must not be mutated.
 	wpns     map[string]*winproxyv1alpha1.WindowsProxyNode
@@ -154,6 +166,7 @@ type resolution struct {
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services;pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // The controller only patches: no update verbs. windowsproxyconfigs/finalizers lets the
@@ -162,13 +175,18 @@ type resolution struct {
 // Reconcile brings a config's WindowsProxyNodes one rollout step closer to the config and
 // writes its status once, at the end, only if it changed.
 func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
-	cfg := &winproxyv1alpha1.WindowsProxyConfig{}
-	if err := r.client.Get(ctx, req.NamespacedName, cfg); err != nil {
+	u := newConfigObject()
+	if err := r.configs.Get(ctx, req.NamespacedName, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.recentConfigs.forget(req.Name)
+			r.failures.forget(req.Name)
 			return ctrl.Result{}, r.reconcileDelete(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
+	}
+	cfg, err := decodeConfig(u)
+	if err != nil {
+		return ctrl.Result{}, r.reportInvalidSpec(ctx, u, err)
 	}
 	if fresh, ok := r.recentConfigs.fresh(cfg); ok {
 		cfg = fresh.DeepCopy()
@@ -182,7 +200,7 @@ func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if err := r.reconcileSelection(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.resolveNodes(s)
+	r.resolveNodes(ctx, s)
 	if err := r.reconcileNodes(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -191,9 +209,9 @@ func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.R
 
 // reconcileSelection reads the nodes this config owns and those an older config took.
 func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s *scope) error {
-	var configs winproxyv1alpha1.WindowsProxyConfigList
-	if err := r.client.List(ctx, &configs, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("listing WindowsProxyConfigs: %w", err)
+	configs, unreadable, err := r.readConfigs(ctx)
+	if err != nil {
+		return err
 	}
 	var nodes corev1.NodeList
 	if err := r.client.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
@@ -213,7 +231,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 		holders[name] = w.Spec.ConfigName
 	}
 	_, s.selectorErr = selector(s.config)
-	sorted := claimants(configs.Items, holders)
+	sorted := claimants(configs, unreadable, holders)
 	s.owned, s.conflicts = partition(s.config.Name, nodes.Items, sorted)
 	owned := make(map[string]bool, len(s.owned))
 	for _, n := range s.owned {
@@ -232,15 +250,17 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 			s.wpns[name] = w
 		}
 	}
+	s.standby, s.unstandby = standbyChanges(s.config, all, s.owned, s.conflicts)
 	s.selected = true
 	return nil
 }
 
 // resolveNodes computes each owned node's config.
-func (r *WindowsProxyConfigReconciler) resolveNodes(s *scope) {
+func (r *WindowsProxyConfigReconciler) resolveNodes(ctx context.Context, s *scope) {
 	s.resolved = make(map[string]resolution, len(s.owned))
+	holder := resolve.WithAddressHolder(r.addressHolder(ctx))
 	for _, n := range s.owned {
-		proxy, err := resolve.Resolve(&s.config.Spec, n)
+		proxy, err := resolve.Resolve(&s.config.Spec, n, holder)
 		if err != nil {
 			s.resolved[n.Name] = resolution{err: err}
 			continue
@@ -263,6 +283,7 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 		if w := s.wpns[n.Name]; w != nil {
 			rn.Current = w.Spec.Hash
 			rn.Foreign = w.Spec.ConfigName != s.config.Name
+			rn.Drifted = !rn.Foreign && resolve.Hash(&w.Spec.Proxy) != w.Spec.Hash
 			rn.Programmed, rn.Degraded = agentReport(w)
 			rn.ProgrammedOnce = w.Annotations[ProgrammedHashAnnotation] == w.Spec.Hash
 			rn.UpdatedAt = updatedAt(w)
@@ -315,6 +336,7 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	for _, w := range stale {
 		delete(s.wpns, w.Name)
 	}
+	errs = append(errs, r.writeStandby(ctx, s)...)
 	return errors.Join(errs...)
 }
 
@@ -352,11 +374,15 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 	before := w.DeepCopy()
 	w.Spec = winproxyv1alpha1.WindowsProxyNodeSpec{ConfigName: cfg.Name, Hash: res.hash, Proxy: res.proxy}
 	metav1.SetMetaDataAnnotation(&w.ObjectMeta, UpdatedAtAnnotation, now.UTC().Format(time.RFC3339))
-	w.OwnerReferences = slices.DeleteFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
-		return o.Controller != nil && *o.Controller
-	})
-	if err := controllerutil.SetControllerReference(cfg, w, r.client.Scheme()); err != nil {
-		return nil, err
+	// The owners change only on a takeover: a patch that rewrites them could drop a standby
+	// owner another config just added (see handover.go).
+	if !metav1.IsControlledBy(w, cfg) {
+		w.OwnerReferences = slices.DeleteFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
+			return o.Controller != nil && *o.Controller
+		})
+		if err := controllerutil.SetControllerReference(cfg, w, r.client.Scheme()); err != nil {
+			return nil, err
+		}
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("WindowsProxyNode", klog.KObj(w), "hash", res.hash)
 	if existing == nil {
@@ -401,26 +427,19 @@ func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winpro
 	return nil
 }
 
-// reconcileDelete removes a deleted config's WindowsProxyNodes. The garbage collector would do it
-// through the owner references too; doing it here also covers clusters (and envtest) without one,
-// and frees the nodes for the next config at once.
-func (r *WindowsProxyConfigReconciler) reconcileDelete(ctx context.Context, name string) error {
-	forgetMetrics(name)
-	var wpns winproxyv1alpha1.WindowsProxyNodeList
-	if err := r.client.List(ctx, &wpns, client.MatchingFields{configNameField: name}); err != nil {
-		return fmt.Errorf("listing WindowsProxyNodes of deleted config %s: %w", name, err)
-	}
-	return errors.Join(parallel(len(wpns.Items), func(i int) error { return r.deleteNode(ctx, &wpns.Items[i]) })...)
-}
-
 // agentReport says whether the agent programmed w's current hash, or reports it Degraded. The
-// hash, not the generation, ties a report to a config: it is what the agent acted on.
+// hash ties a report to a config: it is what the agent acted on; the conditions' generation ties
+// it to the spec as it is now, which matters when a spec edited by hand is restored under the
+// same hash.
 func agentReport(w *winproxyv1alpha1.WindowsProxyNode) (programmed, degraded bool) {
 	if w.Status.ObservedHash != w.Spec.Hash {
 		return false, false
 	}
-	return meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionProgrammed),
-		meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded)
+	current := func(t string) bool {
+		c := meta.FindStatusCondition(w.Status.Conditions, t)
+		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == w.Generation
+	}
+	return current(winproxyv1alpha1.ConditionProgrammed), current(winproxyv1alpha1.ConditionDegraded)
 }
 
 // updatedAt is when w's hash last changed, or its creation time if the annotation is missing.
@@ -454,6 +473,7 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 		cfg.Status.ObservedGeneration = cfg.Generation
 	}
 	recordMetrics(cfg.Name, &cfg.Status)
+	r.recordNodeFailures(cfg, s.before.Status.FailingNodes, failingNodes(in), s.owned)
 	if equality.Semantic.DeepEqual(s.before.Status, cfg.Status) {
 		return nil
 	}
@@ -479,34 +499,4 @@ func (r *WindowsProxyConfigReconciler) view(s *scope, name string) nodeView {
 	}
 	v.downgraded = meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDualStackDowngraded)
 	return v
-}
-
-// emitEvents reports rollout and conflict transitions between two statuses.
-func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha1.WindowsProxyConfig) {
-	if r.recorder == nil {
-		return
-	}
-	prev := meta.FindStatusCondition(before.Status.Conditions, winproxyv1alpha1.ConditionProgressing)
-	cur := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionProgressing)
-	prevReason := ""
-	if prev != nil {
-		prevReason = prev.Reason
-	}
-	if cur != nil && cur.Reason != prevReason {
-		switch cur.Reason {
-		case winproxyv1alpha1.ReasonRollingOut:
-			r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutStarted, "Rollout", "%s", cur.Message)
-		case winproxyv1alpha1.ReasonRolloutComplete:
-			if prevReason == winproxyv1alpha1.ReasonRollingOut {
-				r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutCompleted, "Rollout", "%s", cur.Message)
-			}
-		case winproxyv1alpha1.ReasonRolloutStalled:
-			r.recorder.Eventf(after, nil, corev1.EventTypeWarning, eventRolloutStalled, "Rollout", "%s", cur.Message)
-		}
-	}
-	if !meta.IsStatusConditionTrue(before.Status.Conditions, winproxyv1alpha1.ConditionConflicted) &&
-		meta.IsStatusConditionTrue(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted) {
-		c := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted)
-		r.recorder.Eventf(after, nil, corev1.EventTypeWarning, eventConflict, "Select", "%s", c.Message)
-	}
 }

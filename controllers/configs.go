@@ -1,0 +1,110 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// WindowsProxyConfigs are read from the cache as unstructured objects and decoded one by one.
+// A typed informer decodes a whole list at once: one object it cannot decode (a value stored
+// before the CRD bounded it, say) fails every list, the cache never syncs, no config is
+// reconciled any more and a restarted controller never becomes ready. Decoded one by one, such a
+// config is reported (Stalled, reason InvalidSpec) and the others carry on. The configs are few,
+// so decoding them on every reconcile costs little.
+
+var configGVK = winproxyv1alpha1.GroupVersion.WithKind("WindowsProxyConfig")
+
+// newConfigObject is an empty WindowsProxyConfig as the cache stores it.
+func newConfigObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(configGVK)
+	return u
+}
+
+// decodeConfig converts u into a WindowsProxyConfig, or says why it cannot.
+func decodeConfig(u *unstructured.Unstructured) (*winproxyv1alpha1.WindowsProxyConfig, error) {
+	cfg := &winproxyv1alpha1.WindowsProxyConfig{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// readConfigs lists every config: those that decode, and the metadata of those that do not.
+func (r *WindowsProxyConfigReconciler) readConfigs(ctx context.Context) ([]winproxyv1alpha1.WindowsProxyConfig, []metav1.ObjectMeta, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(configGVK.GroupVersion().WithKind("WindowsProxyConfigList"))
+	if err := r.configs.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing WindowsProxyConfigs: %w", err)
+	}
+	configs := make([]winproxyv1alpha1.WindowsProxyConfig, 0, len(list.Items))
+	var unreadable []metav1.ObjectMeta
+	for i := range list.Items {
+		u := &list.Items[i]
+		cfg, err := decodeConfig(u)
+		if err != nil {
+			unreadable = append(unreadable, metav1.ObjectMeta{Name: u.GetName(), UID: u.GetUID(), CreationTimestamp: u.GetCreationTimestamp()})
+			continue
+		}
+		configs = append(configs, *cfg)
+	}
+	return configs, unreadable, nil
+}
+
+// reportInvalidSpec writes, on a config the controller cannot decode, the conditions that say so.
+// Nothing else of it can be trusted, so nothing else is written: the nodes it holds keep their
+// config (see claimants) until the spec is fixed.
+func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u *unstructured.Unstructured, decodeErr error) error {
+	var old winproxyv1alpha1.WindowsProxyConfigStatus
+	if st, ok := u.Object["status"].(map[string]any); ok {
+		// A status that cannot be decoded either is rewritten from scratch.
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(st, &old)
+	}
+	msg := truncate(fmt.Sprintf("The controller cannot read the spec: %v. Fix it (e.g. kubectl edit wpc %s); until then the nodes the config holds keep their current config and no other node is selected", decodeErr, u.GetName()), maxConditionMessage)
+	conds := append([]metav1.Condition(nil), old.Conditions...)
+	now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
+	for _, c := range []struct {
+		typ    string
+		status metav1.ConditionStatus
+	}{
+		{winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse},
+		{winproxyv1alpha1.ConditionReady, metav1.ConditionFalse},
+		{winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse},
+		{winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue},
+	} {
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: c.typ, Status: c.status, Reason: winproxyv1alpha1.ReasonInvalidSpec, Message: msg,
+			ObservedGeneration: u.GetGeneration(), LastTransitionTime: now,
+		})
+	}
+	if equality.Semantic.DeepEqual(conds, old.Conditions) && old.ObservedGeneration == u.GetGeneration() {
+		return nil
+	}
+	// The generation was observed: kstatus reads Stalled only on an observed generation.
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds, "observedGeneration": u.GetGeneration()}})
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Cannot decode WindowsProxyConfig", "error", decodeErr.Error())
+	if c := meta.FindStatusCondition(old.Conditions, winproxyv1alpha1.ConditionStalled); r.recorder != nil && (c == nil || c.Status != metav1.ConditionTrue || c.Reason != winproxyv1alpha1.ReasonInvalidSpec) {
+		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, actionDecode, "%s", truncate(msg, maxEventNote))
+	}
+	if err := r.client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("reporting the unreadable spec of WindowsProxyConfig %s: %w", u.GetName(), err)
+	}
+	return nil
+}
