@@ -61,6 +61,8 @@ type WindowsProxyConfigReconciler struct {
 	// shows them.
 	recentNodes   recentWrites[*winproxyv1alpha1.WindowsProxyNode]
 	recentConfigs recentWrites[*winproxyv1alpha1.WindowsProxyConfig]
+	// matched are the WindowsProxyNode specs known to match their hash.
+	matched matchedSpecs
 }
 
 var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
@@ -283,7 +285,7 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 		if w := s.wpns[n.Name]; w != nil {
 			rn.Current = w.Spec.Hash
 			rn.Foreign = w.Spec.ConfigName != s.config.Name
-			rn.Drifted = !rn.Foreign && resolve.Hash(&w.Spec.Proxy) != w.Spec.Hash
+			rn.Drifted = !rn.Foreign && r.matched.drifted(w)
 			rn.Programmed, rn.Degraded = agentReport(w)
 			rn.ProgrammedOnce = w.Annotations[ProgrammedHashAnnotation] == w.Spec.Hash
 			rn.UpdatedAt = updatedAt(w)
@@ -424,6 +426,7 @@ func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winpro
 		return fmt.Errorf("deleting WindowsProxyNode %s: %w", w.Name, err)
 	}
 	r.recentNodes.forget(w.Name)
+	r.matched.forget(w.Name)
 	return nil
 }
 
