@@ -36,9 +36,20 @@ type nodeView struct {
 	degradedReason, degradedMessage string
 	// downgraded is the agent's DualStackDowngraded condition.
 	downgraded bool
+	// waitingReason is the reason of the agent's Programmed=False for current, e.g.
+	// NetworkNotFound: why the node is not ready.
+	waitingReason string
 }
 
 func (n *nodeView) updated() bool { return n.desired != "" && n.current == n.desired }
+
+// waiting names the node in a list of nodes not ready, with the agent's reason when it gave one.
+func (n *nodeView) waiting() string {
+	if n.waitingReason == "" {
+		return n.name
+	}
+	return n.name + " (" + n.waitingReason + ")"
+}
 
 // statusInputs is everything the status is computed from.
 type statusInputs struct {
@@ -77,7 +88,7 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 			downgraded = append(downgraded, n.name)
 		}
 		if !n.updated() || !n.programmed {
-			waiting = append(waiting, n.name)
+			waiting = append(waiting, n.waiting())
 		}
 		if n.err != nil {
 			unresolved++

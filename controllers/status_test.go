@@ -229,11 +229,12 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "a node lapsed after the rollout: waiting, not stalled",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2"}}},
+			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2", waitingReason: "NetworkNotFound"}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
 				"True/NodesNotProgrammed", "False/AsExpected"),
 			wantKstatus: kstatusv1.InProgressStatus,
+			wantMsg:     map[string]string{winproxyv1alpha1.ConditionReady: "1 of 2 nodes programmed the current config; waiting for b (NetworkNotFound)"},
 		},
 		{
 			name:      "a node programmed and degraded is not ready",

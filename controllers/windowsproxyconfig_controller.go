@@ -497,6 +497,9 @@ func (r *WindowsProxyConfigReconciler) view(s *scope, name string) nodeView {
 	}
 	v.current = w.Spec.Hash
 	v.programmed, _ = agentReport(w)
+	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionProgrammed); !v.programmed && c != nil && c.Status != metav1.ConditionTrue && w.Status.ObservedHash == w.Spec.Hash {
+		v.waitingReason = c.Reason
+	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
 		v.degraded, v.degradedReason, v.degradedMessage = true, c.Reason, c.Message
 	}
