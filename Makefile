@@ -98,7 +98,8 @@ verify: ## Fail if generated files are stale, code is unformatted, or the Window
 ##@ Build
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS ?= -s -w -X github.com/winproxy/winproxy/internal/version.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS ?= -s -w -X github.com/winproxy/winproxy/internal/version.Version=$(VERSION) -X github.com/winproxy/winproxy/internal/version.Commit=$(COMMIT)
 
 .PHONY: build
 build: ## Build winproxy-controller and winproxy-agent for this machine into bin/.

@@ -62,7 +62,7 @@ type Option func(*Applier)
 // WithClock sets the clock used for retry backoff.
 func WithClock(c clock.PassiveClock) Option { return func(a *Applier) { a.clock = c } }
 
-// WithBackoff sets the first retry delay and its cap (default 1s, 5m).
+// WithBackoff sets the first retry delay and its cap (default 1s, 10s).
 func WithBackoff(base, max time.Duration) Option {
 	return func(a *Applier) { a.base, a.max = base, max }
 }
@@ -73,7 +73,9 @@ func WithBackoff(base, max time.Duration) Option {
 func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
 	a := &Applier{
 		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},
-		base: time.Second, max: 5 * time.Minute,
+		// A failed object is retried within seconds, not a sync period: a fault that is gone must
+		// not leave a service without its load balancer for minutes.
+		base: time.Second, max: 10 * time.Second,
 		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[retryKey]*retry{},
 		modified: map[engine.LBKey]hns.LoadBalancer{}, lastModified: map[engine.LBKey]hns.LoadBalancer{},
 		index: newIndex(),
@@ -150,6 +152,21 @@ func (a *Applier) backoff(key retryKey, err error) {
 	}
 	r.next = a.clock.Now().Add(d)
 	r.err = err
+}
+
+// NextRetry is how long until the earliest failed object is due for its retry; false when none
+// waits. The agent schedules its next sync by it.
+func (a *Applier) NextRetry() (time.Duration, bool) {
+	var next time.Time
+	for _, r := range a.retries {
+		if next.IsZero() || r.next.Before(next) {
+			next = r.next
+		}
+	}
+	if next.IsZero() {
+		return 0, false
+	}
+	return max(next.Sub(a.clock.Now()), 0), true
 }
 
 // waiting reports whether key failed recently and its retry is not due.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -29,7 +31,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -54,9 +56,16 @@ type Options struct {
 	HostMAC func(nodeIP netip.Addr) string
 	// WindowsBuild is reported in status, e.g. "20348".
 	WindowsBuild string
-	// MetricsAddr and HealthAddr are the bind addresses of /metrics and /healthz, /readyz; "0"
-	// disables one.
+	// MetricsAddr and HealthAddr are the bind addresses of /metrics and of the agent's own
+	// /healthz (the sync loop is not stuck) and /readyz; "0" disables one.
 	MetricsAddr, HealthAddr string
+	// HealthzBindAddress is kube-proxy's --healthz-bind-address: the IP (and optionally the port)
+	// of the proxy health server (/healthz, /livez) that load balancers probe; service health
+	// servers listen on the same IP. Without a port the config's spec.healthCheck.port is used;
+	// "" disables both.
+	HealthzBindAddress string
+	// HNSCallTimeout bounds every HNS call; 0 means no bound.
+	HNSCallTimeout time.Duration
 	// Clock is the time source (tests use a fake one); nil means the real clock.
 	Clock clock.Clock
 }
@@ -82,10 +91,18 @@ type agent struct {
 	// ready turns true after the first successful sync; the readiness probe reads it.
 	ready atomic.Bool
 
+	health  *healthServers
+	changes *changeTracker
+	// families are the IP families the last programming sync proxied; informer handlers read it.
+	families atomic.Pointer[[]v1alpha1.IPFamily]
+
 	// Only the sync goroutine touches these.
 	notSelected bool
 	reported    bool
 	lastEffect  engine.Effective
+	lastHealth  healthReport
+	lastFailed  bool
+	limiter     eventLimiter
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -95,6 +112,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	hzHost, hzPort, hzDisabled, err := parseHealthzBindAddress(opts.HealthzBindAddress)
+	if err != nil {
+		return err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -115,6 +136,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 				// The agent may only read its own WindowsProxyNode; watching just that one also keeps
 				// a 1,000-node cluster from fanning every node's status out to every agent.
 				&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
+				// The Services and EndpointSlices kube-proxy skips, filtered by the apiserver as
+				// kube-proxy does: those another proxy implements, headless ones (DNS serves them).
+				&corev1.Service{}:            {Label: serviceSelector, Field: fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)},
+				&discoveryv1.EndpointSlice{}: {Label: endpointSliceSelector},
 			},
 		},
 	})
@@ -130,11 +155,27 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		engine:  engine.NewCache(),
 		runner:  NewRunner(opts.Clock, time.Second, 30*time.Second),
 	}
-	a.applier = apply.New(instrumented{Client: opts.HNS, calls: a.metrics.HNSCalls}, opts.Ledger)
+	a.changes = newChangeTracker(opts.Clock.Now(), a.metrics.KubeProxy)
+	proxyHealth := healthcheck.NewProxyHealth(opts.Clock, 2*30*time.Second, a.thisNode)
+	a.health = &healthServers{
+		host: unspecifiedHost(hzHost), port: hzPort, disabled: hzDisabled,
+		proxy: proxyHealth,
+		server: healthcheck.NewServer(proxyHealth.Handler(func(path string, code int) {
+			counter := a.metrics.KubeProxy.ProxyHealthzTotal
+			if path == "livez" {
+				counter = a.metrics.KubeProxy.ProxyLivezTotal
+			}
+			counter.WithLabelValues(strconv.Itoa(code)).Inc()
+		})),
+		services: healthcheck.NewServices(unspecifiedHost(hzHost), func() bool { return proxyHealth.Health().Healthy }),
+	}
+	// Timeouts inside, counting outside: a call that timed out is counted with result "timeout",
+	// and only calls that returned count as progress of the sync loop.
+	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Alive}, opts.Ledger)
 	if err := a.watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+	if err := mgr.AddHealthzCheck("sync-loop", a.liveness); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("first-sync", a.readyCheck); err != nil {
@@ -148,6 +189,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			return ctx.Err()
 		}
 		a.log.Info("Caches synced, starting to sync HNS")
+		defer a.health.close()
 		a.runner.Run(ctx, a.sync)
 		return nil
 	})); err != nil {
@@ -161,6 +203,24 @@ func (a *agent) readyCheck(*http.Request) error {
 		return errors.New("no successful sync yet")
 	}
 	return nil
+}
+
+// The selectors kube-proxy lists Services and EndpointSlices with (cmd/kube-proxy/app/server.go).
+var (
+	serviceSelector       = mustSelector("!" + serviceProxyNameLabel)
+	endpointSliceSelector = mustSelector("!" + corev1.IsHeadlessService)
+)
+
+// serviceProxyNameLabel marks a Service as implemented by another proxy
+// (k8s.io/kubernetes pkg/proxy/apis LabelServiceProxyName).
+const serviceProxyNameLabel = "service.kubernetes.io/service-proxy-name"
+
+func mustSelector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
 }
 
 // watch feeds informer events into the engine cache and triggers a sync. Services and slices go
@@ -191,17 +251,17 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		}
 		set, del, relevant := h.set, h.del, h.relevant
 		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: func(o any) { a.changed(o, set) },
+			AddFunc: func(o any) { a.changed(o, set, false) },
 			UpdateFunc: func(old, o any) {
 				if relevant == nil || relevant(old, o) {
-					a.changed(o, set)
+					a.changed(o, set, false)
 				}
 			},
 			DeleteFunc: func(o any) {
 				if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 					o = t.Obj
 				}
-				a.changed(o, del)
+				a.changed(o, del, true)
 			},
 		})
 		if err != nil {
@@ -234,14 +294,27 @@ func generationChanged(old, new any) bool {
 	return !ok1 || !ok2 || o.GetGeneration() != n.GetGeneration()
 }
 
-// changed queues an object's change for the engine cache and triggers a sync.
-func (a *agent) changed(o any, apply func(*engine.Cache, client.Object)) {
+// changed queues an object's change for the engine cache and triggers a sync. The proxy health
+// server counts from the oldest queued change how long the node has been behind.
+func (a *agent) changed(o any, apply func(*engine.Cache, client.Object), deleted bool) {
 	if obj, ok := o.(client.Object); ok && apply != nil {
+		a.changes.observe(obj, deleted)
 		a.pendingMu.Lock()
 		a.pending = append(a.pending, func(c *engine.Cache) { apply(c, obj) })
 		a.pendingMu.Unlock()
 	}
+	a.health.proxy.QueuedUpdate()
+	for _, fam := range a.programmedFamilies() {
+		a.metrics.KubeProxy.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(fam)).Set(float64(a.opts.Clock.Now().Unix()))
+	}
 	a.runner.Trigger()
+}
+
+func (a *agent) programmedFamilies() []v1alpha1.IPFamily {
+	if f := a.families.Load(); f != nil {
+		return *f
+	}
+	return nil
 }
 
 // drainPending applies the queued changes to the engine cache, in arrival order.
@@ -253,16 +326,21 @@ func (a *agent) drainPending() {
 	for _, apply := range pending {
 		apply(a.engine)
 	}
+	a.changes.drained()
 }
 
 // sync is one round: read the config and HNS, compute, apply, report. Its error only paces
 // retries; everything worth knowing is in the status, events and metrics.
 func (a *agent) sync(ctx context.Context) error {
 	start := a.opts.Clock.Now()
+	// Reads come from the informer cache; the bound matters for the status write, which goes to
+	// the apiserver and must not hold up the next sync (a drift repair) when the apiserver is slow.
+	apiCtx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
 	wpn := &v1alpha1.WindowsProxyNode{}
-	if err := a.client.Get(ctx, client.ObjectKey{Name: a.opts.NodeName}, wpn); err != nil {
+	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, wpn); err != nil {
 		if apierrors.IsNotFound(err) {
-			a.unselected(ctx)
+			a.unselected(apiCtx)
 			return nil
 		}
 		return err
@@ -272,14 +350,18 @@ func (a *agent) sync(ctx context.Context) error {
 		a.notSelected = false
 	}
 	cfg := wpn.Spec.Proxy
-	a.runner.SetPeriods(time.Duration(cfg.Sync.MinPeriodSeconds)*time.Second, time.Duration(cfg.Sync.PeriodSeconds)*time.Second)
+	period := time.Duration(cfg.Sync.PeriodSeconds) * time.Second
+	a.runner.SetPeriods(time.Duration(cfg.Sync.MinPeriodSeconds)*time.Second, period)
+	_, period = a.runner.periods()
+	// kube-proxy's health timeout: two sync periods.
+	a.health.proxy.SetTimeout(2 * period)
 
 	node := &corev1.Node{}
-	if err := a.client.Get(ctx, client.ObjectKey{Name: a.opts.NodeName}, node); err != nil {
+	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, node); err != nil {
 		return fmt.Errorf("reading this node: %w", err)
 	}
 	var nodeList corev1.NodeList
-	if err := a.client.List(ctx, &nodeList); err != nil {
+	if err := a.client.List(apiCtx, &nodeList); err != nil {
 		return err
 	}
 	others := make([]*corev1.Node, 0, len(nodeList.Items))
@@ -291,12 +373,14 @@ func (a *agent) sync(ctx context.Context) error {
 
 	report := syncReport{windows: a.opts.WindowsBuild}
 	var syncErr error
+	// Changes reach the engine whether or not HNS answers: service health checks report
+	// endpoints, which do not depend on HNS.
+	a.drainPending()
 	obs, err := a.applier.Observe(ctx, cfg.Network.Name, a.hostMAC(cfg, node))
 	if err != nil {
 		report.hnsErr, syncErr = err, err
 		a.metrics.Syncs.WithLabelValues("skipped").Inc()
 	} else {
-		a.drainPending()
 		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
 		desired := a.engine.Desired()
 		report.effective = desired.Effective
@@ -310,17 +394,40 @@ func (a *agent) sync(ctx context.Context) error {
 		}
 		a.observeResult(report.result, syncErr)
 	}
+	if d, ok := a.applier.NextRetry(); ok {
+		a.runner.RetryIn(d)
+	}
+	report.health = a.health.sync(cfg, a.engine.ServiceHealthChecks())
 	report.finished = a.opts.Clock.Now()
 	report.duration = report.finished.Sub(start)
 	a.metrics.SyncDuration.Observe(report.duration.Seconds())
+	if syncErr == nil && report.effective.Programmable {
+		a.programmed(report)
+	}
 
-	if err := a.report(ctx, wpn, report); err != nil {
+	if err := a.report(apiCtx, wpn, report); err != nil {
 		return err
 	}
 	// Ready means this agent reaches HNS and programs it; a load balancer that fails is the
 	// status's business, not a reason to hold back a DaemonSet rollout.
 	a.ready.Store(syncErr == nil)
 	return syncErr
+}
+
+// apiTimeout bounds the API calls of one sync.
+const apiTimeout = 15 * time.Second
+
+// programmed records a sync that brought HNS up to date: the proxy health server turns healthy and
+// kube-proxy's sync SLIs move, per IP family in effect.
+func (a *agent) programmed(r syncReport) {
+	fams := r.effective.IPFamilies
+	a.families.Store(&fams)
+	a.health.proxy.Updated(coreFamilies(fams))
+	for _, fam := range fams {
+		a.metrics.KubeProxy.SyncProxyRulesLatency.WithLabelValues(string(fam)).Observe(r.duration.Seconds())
+		a.metrics.KubeProxy.SyncProxyRulesLastTimestamp.WithLabelValues(string(fam)).Set(float64(r.finished.Unix()))
+	}
+	a.changes.programmed(r.finished, fams)
 }
 
 func (a *agent) observeResult(r apply.Result, err error) {
@@ -371,28 +478,6 @@ func (a *agent) report(ctx context.Context, wpn *v1alpha1.WindowsProxyNode, r sy
 		return fmt.Errorf("writing the WindowsProxyNode status: %w", err)
 	}
 	return nil
-}
-
-// emitEvents records transitions an admin must know about, once per transition.
-func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
-	if r.hnsErr != nil {
-		return
-	}
-	e, prev := r.effective, a.lastEffect
-	first := !a.reported
-	a.lastEffect, a.reported = e, true
-	if e.DualStackDowngraded.OK && (first || !prev.DualStackDowngraded.OK) {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, v1alpha1.ConditionDualStackDowngraded, "Sync", "Dual-stack was requested but only %v is programmed: %s", e.IPFamilies, e.DualStackDowngraded.Message)
-	}
-	if e.DSR.Requested && !e.DSR.Active && e.DSRActive.Reason == v1alpha1.ReasonDSRUnsupported && (first || prev.DSRActive.Reason != e.DSRActive.Reason) {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, v1alpha1.ReasonDSRUnsupported, "Sync", "DSR was requested but this host cannot do it: %s", e.DSRActive.Message)
-	}
-	if n := r.result.DriftRepairs; n > 0 {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "DriftRepaired", "Sync", "Restored %d HNS objects that were deleted or changed behind the agent's back", n)
-	}
-	for _, id := range r.result.ForeignReplaced {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "ForeignLoadBalancerReplaced", "Sync", "Replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", id)
-	}
 }
 
 // hostMAC resolves the host MAC for the node's primary IP: the resolved config's first node IP, or

@@ -14,6 +14,9 @@ import (
 type instrumented struct {
 	hns.Client
 	calls *prometheus.CounterVec
+	// alive is told of every call that returned (a timeout is not an answer), the sync loop's
+	// sign of progress for liveness.
+	alive func()
 }
 
 func (c instrumented) observe(op string, err error) {
@@ -22,6 +25,9 @@ func (c instrumented) observe(op string, err error) {
 		result = hns.Reason(err)
 	}
 	c.calls.WithLabelValues(op, result).Inc()
+	if c.alive != nil && !hns.IsTimeout(err) {
+		c.alive()
+	}
 }
 
 func (c instrumented) Version(ctx context.Context) (hns.Version, error) {

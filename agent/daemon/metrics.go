@@ -19,6 +19,91 @@ type Metrics struct {
 	DriftRepairs       *prometheus.CounterVec
 	ForeignReplacement prometheus.Counter
 	BuildInfo          *prometheus.GaugeVec
+
+	// KubeProxy are kube-proxy's SLIs under kube-proxy's names.
+	KubeProxy KubeProxyMetrics
+}
+
+// KubeProxyMetrics are the SLIs Windows kube-proxy exports (k8s.io/kubernetes pkg/proxy/metrics),
+// with the same names, labels, buckets and meaning, so that dashboards and alerts written for
+// kube-proxy keep working on nodes where the agent replaced it. The agent programs both IP families
+// in one sync, so per-family series of one sync share their values.
+type KubeProxyMetrics struct {
+	SyncProxyRulesLatency             *prometheus.HistogramVec
+	SyncProxyRulesLastTimestamp       *prometheus.GaugeVec
+	SyncProxyRulesLastQueuedTimestamp *prometheus.GaugeVec
+	NetworkProgrammingLatency         *prometheus.HistogramVec
+	EndpointChangesPending            prometheus.Gauge
+	EndpointChangesTotal              prometheus.Counter
+	ServiceChangesPending             prometheus.Gauge
+	ServiceChangesTotal               prometheus.Counter
+	ProxyHealthzTotal                 *prometheus.CounterVec
+	ProxyLivezTotal                   *prometheus.CounterVec
+}
+
+func newKubeProxyMetrics() KubeProxyMetrics {
+	const ns = "kubeproxy"
+	return KubeProxyMetrics{
+		SyncProxyRulesLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "sync_proxy_rules_duration_seconds",
+			Help:    "SyncProxyRules latency in seconds",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"ip_family"}),
+		SyncProxyRulesLastTimestamp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "sync_proxy_rules_last_timestamp_seconds",
+			Help: "The last time proxy rules were successfully synced",
+		}, []string{"ip_family"}),
+		SyncProxyRulesLastQueuedTimestamp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "sync_proxy_rules_last_queued_timestamp_seconds",
+			Help: "The last time a sync of proxy rules was queued",
+		}, []string{"ip_family"}),
+		NetworkProgrammingLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "network_programming_duration_seconds",
+			Help:    "In Cluster Network Programming Latency in seconds",
+			Buckets: networkProgrammingBuckets(),
+		}, []string{"ip_family"}),
+		EndpointChangesPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "sync_proxy_rules_endpoint_changes_pending",
+			Help: "Pending proxy rules Endpoint changes",
+		}),
+		EndpointChangesTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "sync_proxy_rules_endpoint_changes_total",
+			Help: "Cumulative proxy rules Endpoint changes",
+		}),
+		ServiceChangesPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "sync_proxy_rules_service_changes_pending",
+			Help: "Pending proxy rules Service changes",
+		}),
+		ServiceChangesTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "sync_proxy_rules_service_changes_total",
+			Help: "Cumulative proxy rules Service changes",
+		}),
+		ProxyHealthzTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "proxy_healthz_total",
+			Help: "Cumulative proxy healthz HTTP status",
+		}, []string{"code"}),
+		ProxyLivezTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "proxy_livez_total",
+			Help: "Cumulative proxy livez HTTP status",
+		}, []string{"code"}),
+	}
+}
+
+// networkProgrammingBuckets are kube-proxy's: 0.25 s steps to 0.5 s, then seconds to a minute,
+// 5 s steps to 2 minutes and 30 s steps to 5 minutes.
+func networkProgrammingBuckets() []float64 {
+	b := prometheus.LinearBuckets(0.25, 0.25, 2)
+	b = append(b, prometheus.LinearBuckets(1, 1, 59)...)
+	b = append(b, prometheus.LinearBuckets(60, 5, 12)...)
+	return append(b, prometheus.LinearBuckets(120, 30, 7)...)
+}
+
+func (k KubeProxyMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		k.SyncProxyRulesLatency, k.SyncProxyRulesLastTimestamp, k.SyncProxyRulesLastQueuedTimestamp,
+		k.NetworkProgrammingLatency, k.EndpointChangesPending, k.EndpointChangesTotal,
+		k.ServiceChangesPending, k.ServiceChangesTotal, k.ProxyHealthzTotal, k.ProxyLivezTotal,
+	}
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -57,8 +142,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "winproxy_agent_build_info",
 			Help: "Always 1; the labels say which agent build runs.",
 		}, []string{"version", "goversion"}),
+		KubeProxy: newKubeProxyMetrics(),
 	}
 	reg.MustRegister(m.SyncDuration, m.Syncs, m.HNSCalls, m.LoadBalancers, m.RemoteEndpoints, m.DriftRepairs, m.ForeignReplacement, m.BuildInfo)
+	reg.MustRegister(m.KubeProxy.collectors()...)
 	m.BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 	return m
 }

@@ -2,15 +2,21 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
 )
 
+// maxRetryDelay caps the wait before retrying a failed sync or a failed object: a fault must cost
+// seconds of convergence once it is gone, never a whole (up to hour-long) sync period.
+const maxRetryDelay = 10 * time.Second
+
 // Runner paces syncs the way kube-proxy's bounded-frequency runner does: a sync runs at most once per
 // minPeriod, so a burst of changes gives one sync, and at least once per period, so drift behind the
-// agent's back is found. A failed sync is retried sooner than period, backing off from minPeriod.
+// agent's back is found. A failed sync is retried sooner than period, backing off from minPeriod up
+// to maxRetryDelay; a sync that left objects to retry asks for the next one with RetryIn.
 type Runner struct {
 	clock   clock.Clock
 	trigger chan struct{}
@@ -18,11 +24,15 @@ type Runner struct {
 	mu        sync.Mutex
 	minPeriod time.Duration
 	period    time.Duration
+	retryIn   time.Duration
+	// Progress marks of the sync loop, for liveness.
+	syncing    bool
+	lastActive time.Time
 }
 
 // NewRunner returns a Runner with the given bounds; SetPeriods changes them while it runs.
 func NewRunner(clk clock.Clock, minPeriod, period time.Duration) *Runner {
-	r := &Runner{clock: clk, trigger: make(chan struct{}, 1)}
+	r := &Runner{clock: clk, trigger: make(chan struct{}, 1), lastActive: clk.Now()}
 	r.SetPeriods(minPeriod, period)
 	return r
 }
@@ -46,6 +56,53 @@ func (r *Runner) periods() (time.Duration, time.Duration) {
 	return r.minPeriod, r.period
 }
 
+// RetryIn asks, from within a sync, for the next sync no later than d from now (but not before
+// minPeriod): the applier's per-object backoff is due then.
+func (r *Runner) RetryIn(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.retryIn == 0 || d < r.retryIn {
+		r.retryIn = d
+	}
+}
+
+func (r *Runner) takeRetry() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.retryIn
+	r.retryIn = 0
+	return d
+}
+
+// Alive records a sign of progress inside a sync (an HNS call returned).
+func (r *Runner) Alive() {
+	r.mu.Lock()
+	r.lastActive = r.clock.Now()
+	r.mu.Unlock()
+}
+
+func (r *Runner) setSyncing(on bool) {
+	r.mu.Lock()
+	r.syncing, r.lastActive = on, r.clock.Now()
+	r.mu.Unlock()
+}
+
+// Stuck reports why the sync loop is stuck, or "" when it is alive: a sync in progress that has
+// shown no progress for timeout (an HNS call that never returns), or no sync started for a period
+// plus timeout. A long sync that keeps calling HNS is alive, however long it takes.
+func (r *Runner) Stuck(timeout time.Duration) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idle := r.clock.Since(r.lastActive)
+	switch {
+	case r.syncing && idle > timeout:
+		return fmt.Sprintf("a sync has made no progress for %v (an HNS call has not returned)", idle.Round(time.Second))
+	case !r.syncing && idle > r.period+timeout:
+		return fmt.Sprintf("no sync has started for %v (sync period %v)", idle.Round(time.Second), r.period)
+	}
+	return ""
+}
+
 // Trigger asks for a sync as soon as minPeriod allows. It never blocks.
 func (r *Runner) Trigger() {
 	select {
@@ -65,7 +122,10 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 		case <-r.trigger:
 		default:
 		}
-		if err := sync(ctx); err != nil {
+		r.setSyncing(true)
+		err := sync(ctx)
+		r.setSyncing(false)
+		if err != nil {
 			failures++
 		} else {
 			failures = 0
@@ -74,6 +134,9 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 		next := period
 		if failures > 0 {
 			next = backoff(minPeriod, period, failures)
+		}
+		if retry := r.takeRetry(); retry > 0 {
+			next = min(next, max(retry, minPeriod))
 		}
 		// Wait for the period, or a trigger; either way keep minPeriod since the last start.
 		periodic := r.clock.NewTimer(next)
@@ -98,11 +161,13 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 }
 
 // backoff is the wait before retrying after the given number of consecutive failed syncs:
-// minPeriod (at least a second) doubled per failure, capped at period.
+// minPeriod (at least a second) doubled per failure, capped at period and at maxRetryDelay (or
+// minPeriod, when that is longer).
 func backoff(minPeriod, period time.Duration, failures int) time.Duration {
+	limit := min(period, max(maxRetryDelay, minPeriod))
 	d := max(minPeriod, time.Second)
-	for i := 1; i < failures && d < period; i++ {
+	for i := 1; i < failures && d < limit; i++ {
 		d *= 2
 	}
-	return min(d, period)
+	return min(d, limit)
 }

@@ -134,10 +134,55 @@ func TestBackoff(t *testing.T) {
 	}{
 		{0, 30 * time.Second, 1, time.Second},
 		{2 * time.Second, 30 * time.Second, 3, 8 * time.Second},
-		{2 * time.Second, 30 * time.Second, 10, 30 * time.Second},
+		{2 * time.Second, 30 * time.Second, 10, maxRetryDelay},
+		{2 * time.Second, 5 * time.Second, 10, 5 * time.Second},
+		{20 * time.Second, 60 * time.Second, 10, 20 * time.Second},
 	} {
 		if got := backoff(tc.min, tc.period, tc.failures); got != tc.want {
 			t.Errorf("backoff(%v, %v, %d) = %v, want %v", tc.min, tc.period, tc.failures, got, tc.want)
 		}
+	}
+}
+
+func TestRunnerRetriesFailedObjectsBeforeThePeriod(t *testing.T) {
+	r, rec, clk := start(t, false)
+	r.RetryIn(3 * time.Second) // as a sync that left a failed object would
+	rec.wait(t)
+	waitForTimer(t, clk)
+	clk.Step(3 * time.Second)
+	if at := rec.wait(t); at.Sub(time.Unix(0, 0)) != 3*time.Second {
+		t.Errorf("retry sync at %v, want 3s", at.Sub(time.Unix(0, 0)))
+	}
+	// Without a retry request the next sync waits for the period again.
+	waitForTimer(t, clk)
+	clk.Step(3 * time.Second)
+	rec.none(t)
+}
+
+func TestRunnerStuck(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	r := NewRunner(clk, time.Second, 30*time.Second)
+	if why := r.Stuck(time.Minute); why != "" {
+		t.Errorf("a new runner is stuck: %s", why)
+	}
+	r.setSyncing(true)
+	clk.Step(50 * time.Second)
+	r.Alive()
+	clk.Step(50 * time.Second)
+	if why := r.Stuck(time.Minute); why != "" {
+		t.Errorf("a long sync that keeps calling HNS is stuck: %s", why)
+	}
+	clk.Step(11 * time.Second)
+	if why := r.Stuck(time.Minute); why == "" {
+		t.Error("a sync without progress for over a minute is not stuck")
+	}
+	r.setSyncing(false)
+	clk.Step(89 * time.Second)
+	if why := r.Stuck(time.Minute); why != "" {
+		t.Errorf("idle within period+timeout is stuck: %s", why)
+	}
+	clk.Step(2 * time.Second)
+	if why := r.Stuck(time.Minute); why == "" {
+		t.Error("no sync for longer than period+timeout is not stuck")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -27,6 +28,7 @@ type syncReport struct {
 	effective engine.Effective
 	result    apply.Result
 	problems  []engine.Problem
+	health    healthReport
 	finished  time.Time
 	duration  time.Duration
 }
@@ -41,15 +43,23 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 		Conditions:   slices.Clone(prev.Conditions),
 	}
 	gen := wpn.Generation
+	setStatus := func(condType string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+			LastTransitionTime: metav1.NewTime(r.finished.Truncate(time.Second)),
+		})
+	}
 	set := func(condType string, ok bool, reason, msg string) {
 		status := metav1.ConditionFalse
 		if ok {
 			status = metav1.ConditionTrue
 		}
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
-			LastTransitionTime: metav1.NewTime(r.finished.Truncate(time.Second)),
-		})
+		setStatus(condType, status, reason, msg)
+	}
+	setHealth := func() {
+		st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: r.health.proxyAddr, ServiceHealthServers: int32(r.health.services)}
+		ok, reason, msg := healthCondition(r.health)
+		set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
 	}
 
 	if r.hnsErr != nil {
@@ -62,10 +72,15 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 		}
 		set(v1alpha1.ConditionProgrammed, false, reason, msg)
 		set(v1alpha1.ConditionDegraded, true, reason, msg)
+		setHealth()
 		return withSyncTime(prev, st, r)
 	}
+	setHealth()
 
 	e := r.effective
+	if !e.Programmable {
+		e = nothingInEffect(e)
+	}
 	st.Network = e.Network
 	st.SourceVIP = e.SourceVIP
 	st.DSR = e.DSR
@@ -75,9 +90,19 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
 
 	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.OK, e.NetworkReady.Reason, e.NetworkReady.Message)
-	set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK.OK, e.SourceVIPOK.Reason, e.SourceVIPOK.Message)
-	set(v1alpha1.ConditionDSRActive, e.DSRActive.OK, e.DSRActive.Reason, e.DSRActive.Message)
-	set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.OK, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+	if e.Programmable || !e.SourceVIPOK.OK {
+		set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK.OK, e.SourceVIPOK.Reason, e.SourceVIPOK.Message)
+	} else {
+		setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+	}
+	if e.Programmable {
+		set(v1alpha1.ConditionDSRActive, e.DSRActive.OK, e.DSRActive.Reason, e.DSRActive.Message)
+		set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.OK, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+	} else {
+		// What the node would do once programmable is no claim about what it does now.
+		setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+	}
 
 	switch {
 	case !e.Programmable:
@@ -100,6 +125,50 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
 	}
 	return withSyncTime(prev, st, r)
+}
+
+// nothingInEffect is what a node that programs nothing this sync has in effect: no IP family, no
+// DSR, no source VIP. Its network and the reason it is blocked stay.
+func nothingInEffect(e engine.Effective) engine.Effective {
+	e.IPFamilies = nil
+	e.DSR.Active = false
+	e.SourceVIP = v1alpha1.SourceVIPStatus{}
+	if e.Blocked.Reason == "" {
+		e.Blocked.Reason = v1alpha1.ReasonWaitingForNetwork
+	}
+	return e
+}
+
+func notProgrammed(e engine.Effective) string {
+	return "nothing is programmed: " + e.Blocked.Message
+}
+
+// healthCondition is the HealthCheckServing condition of a sync's health report.
+func healthCondition(h healthReport) (bool, string, string) {
+	switch {
+	case h.disabled:
+		return false, v1alpha1.ReasonHealthCheckDisabled, "--healthz-bind-address is empty: no proxy or service health server runs, so load balancers that probe this node see it unhealthy"
+	case h.proxyErr != nil || len(h.failures) > 0:
+		return false, v1alpha1.ReasonHealthCheckPortUnavailable, healthFailureSummary(h)
+	}
+	return true, v1alpha1.ReasonHealthCheckListening, fmt.Sprintf("proxy health server on %s and %d service health servers listening", h.proxyAddr, h.services)
+}
+
+// healthFailureSummary names the health servers that cannot listen, bounded: a node with many
+// failing ports must not grow its status without limit.
+func healthFailureSummary(h healthReport) string {
+	var parts []string
+	if h.proxyErr != nil {
+		parts = append(parts, fmt.Sprintf("proxy health server: %v", h.proxyErr))
+	}
+	for i, f := range h.failures {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more service health servers", len(h.failures)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("service %s health server on port %d: %v", f.Service, f.Port, f.Err))
+	}
+	return strings.Join(parts, "; ") + "; retried every sync"
 }
 
 // withSyncTime stamps the sync time and duration only when the rest of the status changed.

@@ -56,6 +56,10 @@ const (
 	ConditionSourceVIPReady = "SourceVIPReady"
 	// ConditionDSRActive is True when ClusterIP load balancers carry the DSR flag.
 	ConditionDSRActive = "DSRActive"
+	// ConditionHealthCheckServing is True when the node answers load balancers' health checks as
+	// kube-proxy would: the proxy health server (/healthz, /livez) and one service health server
+	// per healthCheckNodePort listen.
+	ConditionHealthCheckServing = "HealthCheckServing"
 )
 
 // Condition types both kinds have.
@@ -220,4 +224,12 @@ const (
 	// ReasonNodeNotSelected (Programmed=False): the node's WindowsProxyNode is gone; the agent
 	// leaves HNS as it is.
 	ReasonNodeNotSelected = "NodeNotSelected"
+	// ReasonHealthCheckListening (HealthCheckServing=True): every health server listens.
+	ReasonHealthCheckListening = "HealthCheckListening"
+	// ReasonHealthCheckPortUnavailable (HealthCheckServing=False): a health server cannot listen
+	// on its port (another process holds it, e.g. kube-proxy); the agent keeps trying every sync.
+	ReasonHealthCheckPortUnavailable = "HealthCheckPortUnavailable"
+	// ReasonHealthCheckDisabled (HealthCheckServing=False): --healthz-bind-address is empty, so no
+	// health server runs; cloud load balancers see this node as unhealthy.
+	ReasonHealthCheckDisabled = "HealthCheckDisabled"
 )

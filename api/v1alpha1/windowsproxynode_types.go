@@ -183,6 +183,22 @@ type HNSStatus struct {
 	WindowsBuild string `json:"windowsBuild,omitempty"`
 }
 
+// HealthCheckStatus says where the node answers the health checks of cloud load balancers, as
+// kube-proxy does on the nodes it runs on.
+type HealthCheckStatus struct {
+	// proxyAddress is where the proxy health server (/healthz, /livez) listens, e.g. ":10256" for
+	// every address of the node; empty when it does not listen.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ProxyAddress string `json:"proxyAddress,omitempty"`
+	// serviceHealthServers is how many service health servers listen, one per Service with a
+	// healthCheckNodePort (type LoadBalancer, externalTrafficPolicy: Local).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	ServiceHealthServers int32 `json:"serviceHealthServers,omitempty"`
+}
+
 // LoadBalancerCounts counts HNS load balancers.
 type LoadBalancerCounts struct {
 	// desired is how many load balancers the node should have.
@@ -204,8 +220,9 @@ type LoadBalancerCounts struct {
 
 // WindowsProxyNodeStatus is written by the node's agent only.
 type WindowsProxyNodeStatus struct {
-	// conditions are Programmed, NetworkReady, SourceVIPReady, DSRActive, DualStackDowngraded and
-	// Degraded.
+	// conditions are Programmed, NetworkReady, SourceVIPReady, DSRActive, DualStackDowngraded,
+	// HealthCheckServing and Degraded. A condition about what is in effect is Unknown while
+	// nothing is programmed (e.g. the network is missing).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -248,6 +265,10 @@ type WindowsProxyNodeStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	RemoteEndpoints int32 `json:"remoteEndpoints,omitempty"`
+
+	// healthCheck says where the node answers the health checks of cloud load balancers.
+	// +optional
+	HealthCheck HealthCheckStatus `json:"healthCheck,omitzero"`
 
 	// lastSyncTime is when the last sync finished.
 	// +optional

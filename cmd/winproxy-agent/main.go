@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winproxy/winproxy/internal/cli"
 	"github.com/winproxy/winproxy/internal/version"
 )
 
@@ -25,11 +26,26 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:     "winproxy-agent",
 		Short:   "Programs HNS load balancers and endpoints on a Windows node for Kubernetes Services",
-		Version: version.Version,
+		Version: version.Get().String(),
 		// Errors are printed once, by main, without the usage text.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand(), newPlanCommand(), newHNSCommand(), newCleanupCommand())
+	root.SetVersionTemplate("winproxy-agent {{.Version}}\n")
+	root.AddCommand(newRunCommand(), newPlanCommand(), newHNSCommand(), newCleanupCommand(), newVersionCommand())
 	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the agent's version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cli.PrintVersion(cmd.OutOrStdout(), "winproxy-agent", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/winproxy/winproxy/agent/daemon"
+	"github.com/winproxy/winproxy/internal/cli"
 )
 
 func newRunCommand() *cobra.Command {
@@ -15,7 +16,9 @@ func newRunCommand() *cobra.Command {
 		hf          hnsFlags
 		opts        daemon.Options
 		kubeconfig  string
-		zapOpts     zap.Options
+		qps         float32
+		burst       int
+		apiWait     time.Duration
 		nodeNameEnv = os.Getenv("NODE_NAME")
 	)
 	cmd := &cobra.Command{
@@ -23,30 +26,49 @@ func newRunCommand() *cobra.Command {
 		Short: "Program this node's HNS from its WindowsProxyNode and report what is in effect",
 		Long: `run watches this node's WindowsProxyNode, the Nodes, Services and EndpointSlices, programs HNS
 load balancers and remote endpoints with the fewest HNS calls, and writes what is in effect into
-the WindowsProxyNode status. It never flushes HNS at start and leaves HNS as it is on exit.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			cfg, err := restConfig(kubeconfig)
-			if err != nil {
-				return err
-			}
-			h, ledger, err := hf.openOwned()
-			if err != nil {
-				return err
-			}
-			defer h.close()
-			opts.HNS, opts.Ledger, opts.WindowsBuild, opts.HostMAC = h.client, ledger, h.windowsBuild, h.hostMAC
-			return daemon.Run(ctrl.SetupSignalHandler(), cfg, opts)
-		},
+the WindowsProxyNode status. It never flushes HNS at start and leaves HNS as it is on exit.
+
+Like kube-proxy it answers load balancers' health checks: /healthz and /livez on
+--healthz-bind-address (port spec.healthCheck.port, 10256 by default) and one service health server
+per healthCheckNodePort; and it skips the Services kube-proxy skips (headless, and those labelled
+service.kubernetes.io/service-proxy-name).`,
+	}
+	logging := cli.AddLoggingFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logging.Apply(); err != nil {
+			return err
+		}
+		h, ledger, err := hf.openOwned()
+		if err != nil {
+			return err
+		}
+		defer h.close()
+		api, err := restConfig(kubeconfig)
+		if err != nil {
+			return err
+		}
+		ctx := ctrl.SetupSignalHandler()
+		if err := checkReachable(ctx, api, h.client.ListLoadBalancers, apiWait); err != nil {
+			return err
+		}
+		api.config.QPS, api.config.Burst = qps, burst
+		opts.HNS, opts.Ledger, opts.WindowsBuild, opts.HostMAC = h.client, ledger, h.windowsBuild, h.hostMAC
+		return daemon.Run(ctx, api.config, opts)
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.NodeName, "node-name", nodeNameEnv, "name of this node (default $NODE_NAME, from the downward API)")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config or $KUBECONFIG)")
-	// Ports chosen to stay clear of kube-proxy's 10249 (metrics) and 10256 (healthz), which
-	// health-check load balancers forward to.
-	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":10265", "address of /metrics; 0 disables it")
-	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":10266", "address of /healthz and /readyz (ready after the first successful sync); 0 disables it")
+	fs.StringVar(&opts.NodeName, "hostname-override", nodeNameEnv, "kube-proxy's name for --node-name")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else the in-cluster service account with KUBERNETES_SERVICE_HOST/PORT)")
+	fs.Float32Var(&qps, "kube-api-qps", 5, "queries per second to the API server, as kube-proxy's flag")
+	fs.IntVar(&burst, "kube-api-burst", 10, "burst of queries to the API server, as kube-proxy's flag")
+	fs.DurationVar(&apiWait, "api-server-wait", 10*time.Second, "with in-cluster settings, how long to try reaching the API server before failing with what to set instead")
+	// Metrics and the agent's own probes answer on the node's loopback only, as kube-proxy's
+	// metrics do (127.0.0.1:10249); the ports stay clear of kube-proxy's 10249 and 10256.
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:10265", "address of /metrics (0.0.0.0:10265 to let Prometheus scrape it from outside the node); 0 disables it")
+	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", "127.0.0.1:10266", "address of the agent's own /healthz (fails when the sync loop is stuck) and /readyz (ready after the first successful sync), for the kubelet; 0 disables it")
+	fs.StringVar(&opts.HealthzBindAddress, "healthz-bind-address", "0.0.0.0", "IP (or IP:port) of the proxy health server (/healthz, /livez) that load balancers probe, as kube-proxy's flag; "+
+		"without a port it listens on the config's spec.healthCheck.port (10256), which health-check load balancers forward to; service health servers listen on the same IP; empty disables both")
+	fs.DurationVar(&opts.HNSCallTimeout, "hns-call-timeout", time.Minute, "give up waiting for an HNS call after this long and report it (a call into a wedged HNS cannot be cancelled); 0 waits forever")
 	hf.register(fs)
-	addGoFlags(fs, zapOpts.BindFlags)
 	return cmd
 }

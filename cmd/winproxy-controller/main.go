@@ -10,15 +10,17 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers"
+	"github.com/winproxy/winproxy/internal/cli"
 )
 
 // leaderElectionID names the Lease replicas compete for; it must not change between releases.
@@ -33,16 +35,24 @@ func main() {
 
 func run() error {
 	var metricsAddr, probeAddr, leaderNamespace string
-	var leaderElect bool
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the /metrics endpoint binds to; \"0\" disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
-	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace when running in a cluster.")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse() // also parses --kubeconfig, registered by controller-runtime's config package
-	log := zap.New(zap.UseFlagOptions(&opts))
-	ctrl.SetLogger(log)
+	var leaderElect, showVersion bool
+	fs := pflag.CommandLine
+	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the /metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
+	fs.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace when running in a cluster.")
+	fs.BoolVar(&showVersion, "version", false, "Print the version, commit and Go version, and exit.")
+	logging := cli.AddLoggingFlags(fs)
+	// --kubeconfig, registered by controller-runtime's config package on the standard flag set.
+	fs.AddGoFlagSet(flag.CommandLine)
+	pflag.Parse()
+	if showVersion {
+		return cli.PrintVersion(os.Stdout, "winproxy-controller", "text")
+	}
+	if err := logging.Apply(); err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("setup")
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +166,9 @@ func (r *run) syncPods(ctx context.Context) error {
 	return nil
 }
 
+// demoHealthSubnet is the loopback subnet of the demo's health servers (see fleet.Node.LoopbackIP).
+const demoHealthSubnet = 2
+
 func (r *run) startProcesses(context.Context) error {
 	c, err := fleet.StartController(r.opts.BinDir, r.env.Kubeconfig, r.dir)
 	if err != nil {
@@ -174,7 +179,7 @@ func (r *run) startProcesses(context.Context) error {
 		if !n.Windows {
 			continue
 		}
-		a, err := fleet.StartAgent(r.opts.BinDir, r.env.Kubeconfig, r.dir, r.hosts[n.Name], n)
+		a, err := fleet.StartAgent(r.opts.BinDir, r.dir, r.hosts[n.Name], n, fleet.AgentOptions{Kubeconfig: r.env.Kubeconfig, HealthIP: n.LoopbackIP(demoHealthSubnet)})
 		if err != nil {
 			return err
 		}
@@ -286,6 +291,27 @@ func (r *run) showHost(n fleet.Node) {
 	var b bytes.Buffer
 	_ = hnsdump.LoadBalancers(&b, st.LoadBalancers, st.Endpoints)
 	r.say("%s", strings.TrimRight(b.String(), "\n"))
+	r.showProbes(n)
+}
+
+// showProbes asks the node's health servers what a cloud load balancer would: the proxy health
+// server and the storefront Service's healthCheckNodePort (externalTrafficPolicy: Local).
+func (r *run) showProbes(n fleet.Node) {
+	ip := n.LoopbackIP(demoHealthSubnet)
+	r.say("    health checks, as a cloud load balancer probes this node (on %s, its stand-in address):", ip)
+	for _, probe := range []struct{ what, path string }{
+		{"proxy health", net.JoinHostPort(ip, "10256") + "/healthz"},
+		{"storefront (healthCheckNodePort 32000)", net.JoinHostPort(ip, "32000") + "/"},
+	} {
+		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get("http://" + probe.path)
+		if err != nil {
+			r.say("    GET %-28s %v", probe.path, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		r.say("    GET %-28s %d %s  # %s", probe.path, resp.StatusCode, strings.TrimSpace(string(body)), probe.what)
+	}
 }
 
 func (r *run) kubectl(args ...string) {

@@ -21,6 +21,8 @@ func TestDemoOnce(t *testing.T) {
 		"DualStackDowngraded  True   OverlayNetwork",
 		"--- win-2025 (Kubernetes v1.34.1, Windows Server 2025, HNS 15.5): 11 load balancers",
 		"The config is Ready on every node.",
+		`127.0.2.12:10256/healthz   200 {"lastUpdated":`,
+		`127.0.2.13:32000/          200 {"service":{"namespace":"shop","name":"storefront"},"localEndpoints":1,"serviceProxyHealthy":true}`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())

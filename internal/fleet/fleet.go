@@ -7,6 +7,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +40,15 @@ var Nodes = []Node{
 	{Name: "win-2022", Windows: true, KubeletVersion: "v1.33.2", Profile: "ws2022", Build: "10.0.20348", IP: "172.20.0.12", PodCIDR: "10.244.2.0/24"},
 	{Name: "win-2025", Windows: true, KubeletVersion: "v1.34.1", Profile: "ws2025", Build: "10.0.26100", IP: "172.20.0.13", PodCIDR: "10.244.3.0/24"},
 	{Name: "linux-1", KubeletVersion: "v1.34.1", IP: "172.20.0.10", PodCIDR: "10.244.0.0/24"},
+}
+
+// LoopbackIP is the node's stand-in address on this machine for what cloud load balancers probe:
+// 127.0.<subnet>.<last byte of the node IP>. Simulated node IPs are data, never destinations, so
+// each node's health servers listen on a loopback address of its own instead; callers running at
+// the same time (the demo, the end-to-end tests) pick different subnets.
+func (n Node) LoopbackIP(subnet byte) string {
+	ip := net.ParseIP(n.IP).To4()
+	return fmt.Sprintf("127.0.%d.%d", subnet, ip[3])
 }
 
 // CNILabel marks the nodes that run Calico, which the sample config selects.

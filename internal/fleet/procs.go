@@ -33,10 +33,14 @@ type Process struct {
 	Name string
 	// Log is the file holding the process's standard output and error.
 	Log string
-	// MetricsURL and HealthURL are set for agents.
+	// MetricsURL and HealthURL (the agent's /readyz) are set for agents.
 	MetricsURL, HealthURL string
+	// HealthIP is the address of an agent's proxy and service health servers, the ones load
+	// balancers probe.
+	HealthIP string
 
 	args []string
+	env  []string
 	bin  string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -53,9 +57,22 @@ func StartController(binDir, kubeconfig, logDir string) (*Process, error) {
 	return p, p.Start()
 }
 
+// AgentOptions are how a simulated node's agent is started.
+type AgentOptions struct {
+	// Kubeconfig is passed as --kubeconfig; empty leaves the agent on the in-cluster settings of
+	// Env, as in a pod.
+	Kubeconfig string
+	// HealthIP is the loopback address the node's proxy and service health servers listen on
+	// (--healthz-bind-address): every simulated node has its own, as every real node has its own
+	// IP, so several agents on one machine can all listen on port 10256.
+	HealthIP string
+	// Env is added to the agent's environment; Args to its command line.
+	Env, Args []string
+}
+
 // StartAgent starts winproxy-agent for node n on its simulated host at hostFile, with metrics
-// and health endpoints on free loopback ports.
-func StartAgent(binDir, kubeconfig, logDir, hostFile string, n Node) (*Process, error) {
+// and its own probes on free loopback ports.
+func StartAgent(binDir, logDir, hostFile string, n Node, o AgentOptions) (*Process, error) {
 	metrics, err := freePort()
 	if err != nil {
 		return nil, err
@@ -64,17 +81,24 @@ func StartAgent(binDir, kubeconfig, logDir, hostFile string, n Node) (*Process, 
 	if err != nil {
 		return nil, err
 	}
+	args := []string{
+		"run", "--node-name", n.Name,
+		"--hns=sim", "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
+		"--healthz-bind-address", o.HealthIP,
+	}
+	if o.Kubeconfig != "" {
+		args = append(args, "--kubeconfig", o.Kubeconfig)
+	}
 	p := &Process{
-		Name: "winproxy-agent-" + n.Name,
-		bin:  filepath.Join(binDir, "winproxy-agent"),
-		args: []string{
-			"run", "--node-name", n.Name, "--kubeconfig", kubeconfig,
-			"--hns=sim", "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile,
-			"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
-		},
+		Name:       "winproxy-agent-" + n.Name,
+		bin:        filepath.Join(binDir, "winproxy-agent"),
+		args:       append(args, o.Args...),
+		env:        o.Env,
 		Log:        filepath.Join(logDir, "winproxy-agent-"+n.Name+".log"),
 		MetricsURL: "http://" + metrics + "/metrics",
 		HealthURL:  "http://" + health + "/readyz",
+		HealthIP:   o.HealthIP,
 	}
 	return p, p.Start()
 }
@@ -87,6 +111,10 @@ func (p *Process) Start() error {
 	}
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = procAttr()
+	if p.env != nil {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("starting %s: %w", p.Name, err)
@@ -205,6 +233,17 @@ func (p *Process) HNSWrites() (float64, error) {
 		total += v
 	}
 	return total, nil
+}
+
+// Wait waits up to timeout for the process to exit and returns its exit code, or -1 when it is
+// still running.
+func (p *Process) Wait(timeout time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
 }
 
 // freePort returns a loopback address with a port that was free a moment ago.

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,7 +137,7 @@ func TestHelmDefaultsAreTheDocumentedOnes(t *testing.T) {
 		t.Errorf("agent tolerations = %v, want to tolerate every taint", tol)
 	}
 	args, _, _ := unstructured.NestedStringSlice(spec["containers"].([]any)[0].(map[string]any), "args")
-	for _, want := range []string{"--hns=windows", "--metrics-bind-address=:10265", "--health-probe-bind-address=:10266"} {
+	for _, want := range []string{"--hns=windows", "--metrics-bind-address=127.0.0.1:10265", "--health-probe-bind-address=127.0.0.1:10266", "--healthz-bind-address=0.0.0.0"} {
 		if !contains(args, want) {
 			t.Errorf("agent args %v lack %s", args, want)
 		}
@@ -149,6 +151,32 @@ func TestHelmDefaultsAreTheDocumentedOnes(t *testing.T) {
 	}
 	if img := c["image"]; !strings.HasSuffix(img.(string), ":"+chartAppVersion(t)) {
 		t.Errorf("controller image %v is not tagged with the chart's appVersion %s", img, chartAppVersion(t))
+	}
+}
+
+// The agents' API server address: the values when set, nothing without a cluster to ask
+// (template), and both values or neither.
+func TestHelmAPIServerEndpoint(t *testing.T) {
+	objs := objects(t, helm(t, nil, "template", "wp", chartDir, "--set", "apiServer.host=api.winproxy.test", "--set", "apiServer.port=443"))
+	cm := find(t, objs, "ConfigMap", "-apiserver-endpoint")
+	if host, _, _ := unstructured.NestedString(cm.Object, "data", "KUBERNETES_SERVICE_HOST"); host != "api.winproxy.test" {
+		t.Errorf("KUBERNETES_SERVICE_HOST = %q, want api.winproxy.test", host)
+	}
+	if port, _, _ := unstructured.NestedString(cm.Object, "data", "KUBERNETES_SERVICE_PORT"); port != "443" {
+		t.Errorf("KUBERNETES_SERVICE_PORT = %q, want 443", port)
+	}
+	ds := find(t, objs, "DaemonSet", "-agent")
+	envFrom, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	if ref, _, _ := unstructured.NestedString(envFrom[0].(map[string]any)["envFrom"].([]any)[0].(map[string]any), "configMapRef", "name"); ref != cm.GetName() {
+		t.Errorf("the agent reads its environment from ConfigMap %q, want %q", ref, cm.GetName())
+	}
+	if objs := objects(t, helm(t, nil, "template", "wp", chartDir)); len(ofKind(objs, "ConfigMap")) != 0 {
+		t.Error("without a cluster to ask and without values, a ConfigMap was rendered")
+	}
+	for _, set := range []string{"apiServer.host=api.winproxy.test", "apiServer.port=6443"} {
+		if _, err := helmOn(t, nil, "template", "wp", chartDir, "--set", set); err == nil || !strings.Contains(err.Error(), "is required with") {
+			t.Errorf("--set %s alone: %v, want an error asking for the other value", set, err)
+		}
 	}
 }
 
@@ -232,10 +260,28 @@ func TestHelmLifecycle(t *testing.T) {
 	}
 	t.Cleanup(e.Stop)
 	const ns = "winproxy-system"
+	// Without kube-public/cluster-info the chart cannot know a node-reachable API server address
+	// and refuses to install an agent that would be stuck on the ClusterIP after a reboot.
+	if _, err := helmOn(t, e, "install", "winproxy", chartDir, "--namespace", ns, "--create-namespace"); err == nil || !strings.Contains(err.Error(), "set apiServer.host and apiServer.port") {
+		t.Fatalf("install without cluster-info or apiServer.host: %v; want an error saying what to set", err)
+	}
+	// kubeadm publishes the API server address there.
+	clusterInfo := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: "cluster-info"},
+		Data:       map[string]string{"kubeconfig": "apiVersion: v1\nkind: Config\nclusters:\n- name: \"\"\n  cluster:\n    certificate-authority-data: Q0E=\n    server: https://cp.winproxy.test:6443\n"},
+	}
+	if err := e.Client.Create(context.Background(), clusterInfo); err != nil {
+		t.Fatal(err)
+	}
 	// No --wait: nothing runs pods on this control plane; the objects are checked instead.
 	out := helm(t, e, "install", "winproxy", chartDir, "--namespace", ns, "--create-namespace")
 	if !strings.Contains(out, "kubectl get wpc") {
 		t.Errorf("NOTES do not tell the user to run kubectl get wpc:\n%s", out)
+	}
+
+	endpoint := mustKubectlOn(t, e, "-n", ns, "get", "configmap/winproxy-apiserver-endpoint", "-o", "jsonpath={.data.KUBERNETES_SERVICE_HOST}:{.data.KUBERNETES_SERVICE_PORT}")
+	if endpoint != "cp.winproxy.test:6443" {
+		t.Errorf("the agents' API server endpoint = %q, want cp.winproxy.test:6443 from kube-public/cluster-info", endpoint)
 	}
 
 	mustKubectlOn(t, e, "wait", "--for=condition=Established", "--timeout=60s",

@@ -43,6 +43,10 @@ func windowsNodes() []fleet.Node {
 	return out
 }
 
+// e2eHealthSubnet is the loopback subnet of the end-to-end agents' health servers (see
+// fleet.Node.LoopbackIP); the demo's test uses another.
+const e2eHealthSubnet = 1
+
 func startSystem(t *testing.T) *system {
 	t.Helper()
 	ctx := context.Background()
@@ -69,7 +73,7 @@ func startSystem(t *testing.T) *system {
 		t.Fatal(err)
 	}
 	for _, n := range windowsNodes() {
-		if s.agents[n.Name], err = fleet.StartAgent(binDir, env.Kubeconfig, s.dir, s.hosts[n.Name], n); err != nil {
+		if s.agents[n.Name], err = fleet.StartAgent(binDir, s.dir, s.hosts[n.Name], n, fleet.AgentOptions{Kubeconfig: env.Kubeconfig, HealthIP: n.LoopbackIP(e2eHealthSubnet)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -278,6 +282,15 @@ func TestSystem(t *testing.T) {
 				t.Errorf("%s has %d load balancers, want 11:\n%s", n.Name, len(lbs), table)
 			}
 		}
+	})
+
+	// What kube-proxy does for a node, the agent does too (issue #10).
+	t.Run("every node answers load-balancer health checks as kube-proxy does", s.healthChecks)
+	t.Run("a Service labelled for another proxy gets no load balancer", s.serviceSelection)
+	t.Run("kube-proxy's SLIs are exported under their names", s.kubeProxySLIs)
+	t.Run("a killed agent's health servers answer again after a restart without HNS writes", s.killedHealthServers)
+	t.Run("an agent on an unreachable ClusterIP fails fast and names the setting; with the setting it works", func(t *testing.T) {
+		inClusterAPIAccess(t, s.dir, filepath.Join(s.dir, "bin"))
 	})
 
 	t.Run("DSR without WinDSR leaves win-2019 on its last good config while the others roll out", func(t *testing.T) {

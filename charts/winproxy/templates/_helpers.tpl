@@ -59,3 +59,38 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The API server endpoint the agents use, as a dict with host and port, or an empty dict when it is
+not known while rendering without a cluster (helm template, lint). apiServer.host/port win; when
+empty, the address kubeadm publishes in kube-public/cluster-info. With a cluster that has neither,
+rendering fails: an agent left on the kubernetes Service ClusterIP cannot start after a reboot.
+*/}}
+{{- define "winproxy.apiServerEndpoint" -}}
+{{- $host := toString .Values.apiServer.host -}}
+{{- $port := toString .Values.apiServer.port -}}
+{{- if and $host (not $port) -}}
+{{- fail "apiServer.port is required with apiServer.host (e.g. 6443 for kubeadm, 443 for most managed clusters)" -}}
+{{- end -}}
+{{- if and $port (not $host) -}}
+{{- fail "apiServer.host is required with apiServer.port" -}}
+{{- end -}}
+{{- if not $host -}}
+{{- $info := lookup "v1" "ConfigMap" "kube-public" "cluster-info" -}}
+{{- if and $info $info.data (index $info.data "kubeconfig") -}}
+{{- $kubeconfig := fromYaml (index $info.data "kubeconfig") -}}
+{{- $server := "" -}}
+{{- range $kubeconfig.clusters }}{{ if not $server }}{{ $server = .cluster.server }}{{ end }}{{ end -}}
+{{- $url := urlParse $server -}}
+{{- $host = $url.hostname -}}
+{{- $port = trimPrefix ":" (trimPrefix $url.hostname $url.host) | trimPrefix "[" | trimPrefix "]" -}}
+{{- if and $host (not $port) -}}{{- $port = "443" -}}{{- end -}}
+{{- end -}}
+{{- if and (not $host) (lookup "v1" "Namespace" "" "kube-system") -}}
+{{- fail "cannot find the API server address for the agents: set apiServer.host and apiServer.port to the address the Windows nodes reach the API server at (your kubeconfig's server:), because without kube-proxy a node cannot reach the kubernetes Service ClusterIP after a reboot; kube-public/cluster-info, where kubeadm publishes it, does not exist in this cluster" -}}
+{{- end -}}
+{{- end -}}
+{{- if $host -}}
+{{- toYaml (dict "host" $host "port" $port) -}}
+{{- end -}}
+{{- end -}}
