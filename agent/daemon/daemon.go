@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	// Timeouts inside, counting outside: a call that timed out is counted with result "timeout",
 	// and only calls that returned count as progress of the sync loop.
-	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Alive}, opts.Ledger)
+	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Progress}, opts.Ledger)
 	if err := a.watch(ctx, mgr.GetCache()); err != nil {
 		return err
 	}

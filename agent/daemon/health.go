@@ -200,9 +200,19 @@ func (a *agent) thisNode() *corev1.Node {
 // liveness is the agent's own /healthz check: it fails when the sync loop is stuck, so that the
 // kubelet restarts an agent hung behind HNS instead of leaving the node's proxying frozen.
 func (a *agent) liveness(*http.Request) error {
-	_, period := a.runner.periods()
-	if why := a.runner.Stuck(max(2*period, time.Minute)); why != "" {
+	if why := a.runner.Stuck(a.livenessTimeout()); why != "" {
 		return fmt.Errorf("sync loop stuck: %s", why)
 	}
 	return nil
+}
+
+// livenessTimeout is how long the sync loop may go without progress: two sync periods, and at
+// least two HNS call timeouts (so that one slow call is not taken for a hang), or a minute when
+// calls are unbounded.
+func (a *agent) livenessTimeout() time.Duration {
+	_, period := a.runner.periods()
+	if a.opts.HNSCallTimeout > 0 {
+		return max(2*period, 2*a.opts.HNSCallTimeout)
+	}
+	return max(2*period, time.Minute)
 }

@@ -25,14 +25,13 @@ type Runner struct {
 	minPeriod time.Duration
 	period    time.Duration
 	retryIn   time.Duration
-	// Progress marks of the sync loop, for liveness.
-	syncing    bool
-	lastActive time.Time
+	// lastProgress is when HNS last answered a call or a sync last completed, for liveness.
+	lastProgress time.Time
 }
 
 // NewRunner returns a Runner with the given bounds; SetPeriods changes them while it runs.
 func NewRunner(clk clock.Clock, minPeriod, period time.Duration) *Runner {
-	r := &Runner{clock: clk, trigger: make(chan struct{}, 1), lastActive: clk.Now()}
+	r := &Runner{clock: clk, trigger: make(chan struct{}, 1), lastProgress: clk.Now()}
 	r.SetPeriods(minPeriod, period)
 	return r
 }
@@ -74,31 +73,23 @@ func (r *Runner) takeRetry() time.Duration {
 	return d
 }
 
-// Alive records a sign of progress inside a sync (an HNS call returned).
-func (r *Runner) Alive() {
+// Progress records a sign of life of the sync loop: HNS answered a call (an error is an answer;
+// a call that timed out is not), or a sync completed.
+func (r *Runner) Progress() {
 	r.mu.Lock()
-	r.lastActive = r.clock.Now()
+	r.lastProgress = r.clock.Now()
 	r.mu.Unlock()
 }
 
-func (r *Runner) setSyncing(on bool) {
-	r.mu.Lock()
-	r.syncing, r.lastActive = on, r.clock.Now()
-	r.mu.Unlock()
-}
-
-// Stuck reports why the sync loop is stuck, or "" when it is alive: a sync in progress that has
-// shown no progress for timeout (an HNS call that never returns), or no sync started for a period
-// plus timeout. A long sync that keeps calling HNS is alive, however long it takes.
+// Stuck reports why the sync loop is stuck, or "" when it is alive: neither has HNS answered a
+// call nor has a sync completed for timeout. A long sync that keeps calling HNS is alive however
+// long it takes, and so is a node that is waiting for its network or for HNS to start (HNS answers
+// that it is not running); a loop behind a wedged HNS, whose calls time out, is not.
 func (r *Runner) Stuck(timeout time.Duration) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	idle := r.clock.Since(r.lastActive)
-	switch {
-	case r.syncing && idle > timeout:
-		return fmt.Sprintf("a sync has made no progress for %v (an HNS call has not returned)", idle.Round(time.Second))
-	case !r.syncing && idle > r.period+timeout:
-		return fmt.Sprintf("no sync has started for %v (sync period %v)", idle.Round(time.Second), r.period)
+	if idle := r.clock.Since(r.lastProgress); idle > timeout {
+		return fmt.Sprintf("HNS has not answered and no sync has completed for %v", idle.Round(time.Second))
 	}
 	return ""
 }
@@ -122,13 +113,11 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 		case <-r.trigger:
 		default:
 		}
-		r.setSyncing(true)
-		err := sync(ctx)
-		r.setSyncing(false)
-		if err != nil {
+		if err := sync(ctx); err != nil {
 			failures++
 		} else {
 			failures = 0
+			r.Progress()
 		}
 		minPeriod, period := r.periods()
 		next := period

@@ -132,3 +132,35 @@ func TestBuildStatusFailures(t *testing.T) {
 		t.Errorf("Programmed = %+v, want reason SourceVIPEndpointMissing", c)
 	}
 }
+
+// With the network gone nothing is programmed: no condition may claim DSR, a family or a source VIP
+// in effect (issue #11: NetworkNotFound once reported DSRActive=True and both families).
+func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	prev := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
+	r := programmedReport(t0.Add(time.Minute))
+	blocked := engine.Status{OK: true, Reason: v1alpha1.ReasonNetworkNotFound, Message: `no HNS network is named "Calico"`}
+	r.effective.NetworkReady = engine.Status{Reason: v1alpha1.ReasonNetworkNotFound, Message: blocked.Message}
+	r.effective.Programmable, r.effective.Blocked = false, blocked
+	r.effective.IPFamilies = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
+	r.effective.DualStackDowngraded = engine.Status{Reason: v1alpha1.ReasonDualStackActive}
+	r.effective.SourceVIPOK = okStatus(v1alpha1.ReasonNotRequired)
+	st := buildStatus(prev, wpn(), r)
+
+	if len(st.IPFamilies) != 0 || st.DSR.Active || st.SourceVIP.Address != "" {
+		t.Errorf("families %v, DSR active %v, source VIP %q in effect with nothing programmed", st.IPFamilies, st.DSR.Active, st.SourceVIP.Address)
+	}
+	for _, typ := range []string{v1alpha1.ConditionDSRActive, v1alpha1.ConditionDualStackDowngraded, v1alpha1.ConditionSourceVIPReady} {
+		if c := condition(t, st, typ); c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonNetworkNotFound {
+			t.Errorf("%s = %s/%s, want Unknown/NetworkNotFound", typ, c.Status, c.Reason)
+		}
+	}
+	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNetworkNotFound {
+		t.Errorf("Programmed = %s/%s, want False/NetworkNotFound", c.Status, c.Reason)
+	}
+	// A source VIP that blocks programming stays False: it says why.
+	r.effective.SourceVIPOK = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing}
+	if c := condition(t, buildStatus(prev, wpn(), r), v1alpha1.ConditionSourceVIPReady); c.Status != metav1.ConditionFalse {
+		t.Errorf("a missing source-VIP endpoint: SourceVIPReady = %s, want False", c.Status)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +29,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"github.com/winproxy/winproxy/agent/healthcheck"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/fleet"
 )
 
@@ -458,4 +460,61 @@ func serviceAccountSandbox(t *testing.T, dir string) string {
 		}
 	}
 	return sandbox
+}
+
+// hungHNS: an HNS whose calls never return (a wedged service) is reported within seconds, not
+// hidden: the sync fails with a timeout in the status, the proxy health server drains the node and
+// the agent's own liveness fails so the kubelet would restart it; when HNS answers again the node
+// is programmed as before, nothing lost.
+func (s *system) hungHNS(t *testing.T) {
+	const node = "win-2022"
+	n, _ := fleet.Find(node)
+	before := s.table(t, node)
+	setHung := func(hung bool) {
+		h, err := fleet.OpenHost(s.hosts[node], n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		if err := h.SetHNSHung(hung); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setHung(true)
+	hungAt := time.Now()
+	liveness := strings.TrimSuffix(s.agents[node].HealthURL, "/readyz") + "/healthz"
+	eventually(t, 60*time.Second, func() error {
+		wpn := getWPN(t, node)
+		c := meta.FindStatusCondition(wpn.Status.Conditions, v1alpha1.ConditionProgrammed)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "timed out") {
+			return fmt.Errorf("Programmed = %+v, want False saying an HNS call timed out", c)
+		}
+		if p := s.proxyHealth(node, "livez"); p.code != 503 {
+			return fmt.Errorf("/livez = %v, want 503", p)
+		}
+		resp, err := http.Get(liveness)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			return fmt.Errorf("the agent's own /healthz still says 200")
+		}
+		return nil
+	})
+	t.Logf("a hung HNS was reported in status, /livez and liveness after %v", time.Since(hungAt).Round(100*time.Millisecond))
+
+	setHung(false)
+	eventually(t, 60*time.Second, func() error {
+		if wpn := getWPN(t, node); !programmed(wpn) {
+			return fmt.Errorf("%s not programmed again after HNS came back", node)
+		}
+		if p := s.proxyHealth(node, "livez"); p.code != 200 {
+			return fmt.Errorf("/livez = %v after HNS came back", p)
+		}
+		return nil
+	})
+	if after := s.table(t, node); after != before {
+		t.Errorf("HNS changed across the hang:\n%s\nwas:\n%s", after, before)
+	}
 }

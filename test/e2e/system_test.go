@@ -73,7 +73,11 @@ func startSystem(t *testing.T) *system {
 		t.Fatal(err)
 	}
 	for _, n := range windowsNodes() {
-		if s.agents[n.Name], err = fleet.StartAgent(binDir, s.dir, s.hosts[n.Name], n, fleet.AgentOptions{Kubeconfig: env.Kubeconfig, HealthIP: n.LoopbackIP(e2eHealthSubnet)}); err != nil {
+		if s.agents[n.Name], err = fleet.StartAgent(binDir, s.dir, s.hosts[n.Name], n, fleet.AgentOptions{
+			Kubeconfig: env.Kubeconfig, HealthIP: n.LoopbackIP(e2eHealthSubnet),
+			// Short enough for the hung-HNS test to see the agent give up within seconds.
+			Args: []string{"--hns-call-timeout=2s"},
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -289,6 +293,7 @@ func TestSystem(t *testing.T) {
 	t.Run("a Service labelled for another proxy gets no load balancer", s.serviceSelection)
 	t.Run("kube-proxy's SLIs are exported under their names", s.kubeProxySLIs)
 	t.Run("a killed agent's health servers answer again after a restart without HNS writes", s.killedHealthServers)
+	t.Run("a hung HNS is reported within seconds and nothing is lost when it answers again", s.hungHNS)
 	t.Run("an agent on an unreachable ClusterIP fails fast and names the setting; with the setting it works", func(t *testing.T) {
 		inClusterAPIAccess(t, s.dir, filepath.Join(s.dir, "bin"))
 	})
@@ -489,6 +494,15 @@ func TestSystem(t *testing.T) {
 			}
 			if programmed(wpn) {
 				return fmt.Errorf("still Programmed without a network")
+			}
+			// Nothing is in effect, so nothing is claimed (issue #11).
+			for _, typ := range []string{v1alpha1.ConditionDSRActive, v1alpha1.ConditionDualStackDowngraded} {
+				if c := meta.FindStatusCondition(wpn.Status.Conditions, typ); c == nil || c.Status != metav1.ConditionUnknown {
+					return fmt.Errorf("%s = %+v without a network, want Unknown", typ, c)
+				}
+			}
+			if len(wpn.Status.IPFamilies) != 0 {
+				return fmt.Errorf("families %v in effect without a network", wpn.Status.IPFamilies)
 			}
 			return nil
 		})
