@@ -24,7 +24,9 @@ var (
 func installChart(t *testing.T) {
 	t.Helper()
 	installOnce.Do(func() {
-		_, installErr = helmOn(t, env, "install", "winproxy", chartDir, "--namespace", releaseNamespace, "--create-namespace", "--set", "crds.enabled=false")
+		// The API server address the agents would use is data here: nothing runs the pods.
+		_, installErr = helmOn(t, env, "install", "winproxy", chartDir, "--namespace", releaseNamespace, "--create-namespace",
+			"--set", "crds.enabled=false", "--set", "apiServer.host=api.winproxy.test", "--set", "apiServer.port=6443")
 	})
 	if installErr != nil {
 		t.Fatal(installErr)
