@@ -1,0 +1,273 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// winproxyRun is winproxy's side of a cluster: the engine's incremental
+// Cache and the applier on a simulated host, as the agent wires them. A
+// restart replaces both (the host and the ledger file stay).
+type winproxyRun struct {
+	c        *Cluster
+	cfg      v1alpha1.ResolvedProxyConfig
+	host     *sim.Sim
+	ledger   *hns.Ledger
+	applier  *apply.Applier
+	cache    *engine.Cache
+	services map[string]*corev1.Service
+	slices   map[string]*discoveryv1.EndpointSlice
+}
+
+// runWinproxy runs c on winproxy. Besides the HNS state it checks, at
+// every step, that the incremental engine agrees with Compute.
+func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
+	v, err := parseVersion(c.HNSVersion)
+	if err != nil {
+		return nil, err
+	}
+	profile := sim.Profile{Name: "hns-" + c.HNSVersion, Version: v,
+		// Releases before 2025 have the duplicate-IP quirk (reference §1.2).
+		DuplicateIPQuirk: !v.AtLeast(hns.Version{Major: 15})}
+	host, err := sim.New(sim.WithProfile(profile), sim.WithDeterministicIDs())
+	if err != nil {
+		return nil, err
+	}
+	n := hns.Network{Name: c.Network.Name, Type: hns.NetworkType(c.Network.Type)}
+	for _, r := range c.Network.Routes {
+		n.RemoteSubnetRoutes = append(n.RemoteSubnetRoutes, hns.RemoteSubnetRoute{
+			DestinationPrefix: netip.MustParsePrefix(r.Prefix), ProviderAddress: netip.MustParseAddr(r.ProviderAddress), IsolationID: r.IsolationID})
+	}
+	if _, err := host.AddNetwork(n); err != nil {
+		return nil, err
+	}
+	ledger, err := hns.OpenLedger("")
+	if err != nil {
+		return nil, err
+	}
+	w := &winproxyRun{c: c, cfg: winproxyConfig(c), host: host, ledger: ledger,
+		services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	for _, ep := range c.Endpoints {
+		if err := w.addEndpoint(ep); err != nil {
+			return nil, err
+		}
+	}
+	w.start()
+	res := &Result{Name: c.Name}
+	for i := range c.Steps {
+		sr, err := w.step(ctx, &c.Steps[i])
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		res.Steps = append(res.Steps, sr)
+	}
+	return res, nil
+}
+
+func parseVersion(s string) (hns.Version, error) {
+	maj, min, ok := strings.Cut(s, ".")
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(min)
+	if !ok || err1 != nil || err2 != nil {
+		return hns.Version{}, fmt.Errorf("bad HNS version %q", s)
+	}
+	return hns.Version{Major: a, Minor: b}, nil
+}
+
+// winproxyConfig is the WindowsProxyNode config equivalent to the
+// cluster's kube-proxy flags.
+func winproxyConfig(c *Cluster) v1alpha1.ResolvedProxyConfig {
+	cfg := v1alpha1.ResolvedProxyConfig{
+		Network:   v1alpha1.NetworkSpec{Name: c.Network.Name, Type: v1alpha1.NetworkTypeAuto},
+		EnableDSR: c.EnableDSR,
+		DualStack: len(c.Families) > 1,
+		HealthCheck: v1alpha1.HealthCheckSpec{ForwardVIP: c.ForwardHealthCheckVIP,
+			RootEndpointName: c.RootEndpointName, Port: int32(c.HealthzPort)},
+	}
+	for _, fam := range []string{"IPv4", "IPv6"} {
+		if ip := c.NodeIPs[fam]; ip != "" {
+			cfg.NodeIPs = append(cfg.NodeIPs, ip)
+		}
+	}
+	if c.SourceVIP != "" {
+		cfg.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyStatic, Address: c.SourceVIP}
+		if c.SourceVIPEndpoint != "" {
+			cfg.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyEndpoint, EndpointName: c.SourceVIPEndpoint}
+		}
+	}
+	return cfg
+}
+
+func (w *winproxyRun) addEndpoint(ep LocalEndpoint) error {
+	var ips []netip.Addr
+	for _, s := range ep.IPs {
+		ips = append(ips, netip.MustParseAddr(s))
+	}
+	_, err := w.host.AddLocalEndpoint(w.c.Network.Name, ep.Name, ips...)
+	return err
+}
+
+// start is the agent process starting: a new applier on the same ledger and
+// a new engine cache filled from the informers.
+func (w *winproxyRun) start() {
+	w.applier = apply.New(w.host, w.ledger)
+	w.cache = engine.NewCache()
+	for _, s := range w.services {
+		w.cache.SetService(s)
+	}
+	for _, s := range w.slices {
+		w.cache.SetEndpointSlice(s)
+	}
+}
+
+func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
+	for _, name := range s.RemoveEndpoints {
+		ep, err := w.host.GetEndpointByName(ctx, name)
+		if err != nil {
+			return StepResult{}, err
+		}
+		if err := w.host.RemoveEndpoint(ep.ID); err != nil {
+			return StepResult{}, err
+		}
+	}
+	for _, ep := range s.AddEndpoints {
+		if err := w.addEndpoint(ep); err != nil {
+			return StepResult{}, err
+		}
+	}
+	for _, svc := range s.Services {
+		w.services[svc.Namespace+"/"+svc.Name] = svc
+		w.cache.SetService(svc)
+	}
+	for _, k := range s.DeleteServices {
+		delete(w.services, k)
+		ns, name, _ := strings.Cut(k, "/")
+		w.cache.DeleteService(ns, name)
+	}
+	for _, sl := range s.Slices {
+		w.slices[sl.Namespace+"/"+sl.Name] = sl
+		w.cache.SetEndpointSlice(sl)
+	}
+	for _, k := range s.DeleteSlices {
+		delete(w.slices, k)
+		ns, name, _ := strings.Cut(k, "/")
+		w.cache.DeleteEndpointSlice(ns, name)
+	}
+	if s.Restart {
+		w.start()
+	}
+	var mismatch string
+	res, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
+		w.cache.SetNode(w.c.NodeName, w.cfg, nil, nil, v)
+		d := w.cache.Desired()
+		mismatch = w.compareWithCompute(d, v)
+		return d
+	})
+	if err != nil {
+		return StepResult{}, err
+	}
+	if mismatch != "" {
+		return StepResult{}, fmt.Errorf("the incremental engine differs from engine.Compute (-cache +compute):\n%s", mismatch)
+	}
+	// The simulated host refuses what a real one would; winproxy must
+	// program everything it wants on it.
+	if len(res.Failures) > 0 || res.Skipped != "" {
+		return StepResult{}, fmt.Errorf("winproxy's sync failed on the simulated host (skipped %q): %v", res.Skipped, res.Failures)
+	}
+	// Nothing changed: a second sync writes nothing (architecture §4,
+	// minimal HNS calls).
+	again, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
+		w.cache.SetNode(w.c.NodeName, w.cfg, nil, nil, v)
+		return w.cache.Desired()
+	})
+	if err != nil {
+		return StepResult{}, err
+	}
+	if n := again.WriteCount(); n > 0 {
+		return StepResult{}, fmt.Errorf("winproxy's second sync without changes wrote to HNS: %v", again.Writes)
+	}
+	return w.dump()
+}
+
+// compareWithCompute checks the Cache's result against the engine as one
+// pure function over the same inputs.
+func (w *winproxyRun) compareWithCompute(d *engine.Desired, v engine.HNSView) string {
+	in := engine.Input{NodeName: w.c.NodeName, Config: w.cfg, HNS: v}
+	for _, k := range sortedKeys(w.services) {
+		in.Services = append(in.Services, w.services[k])
+	}
+	for _, k := range sortedKeys(w.slices) {
+		in.EndpointSlices = append(in.EndpointSlices, w.slices[k])
+	}
+	full := engine.Compute(in)
+	type view struct {
+		LBs       []engine.LoadBalancer
+		Remotes   []engine.RemoteEndpoint
+		SourceVIP *engine.SourceVIPEndpoint
+		Effective engine.Effective
+		Problems  []engine.Problem
+	}
+	of := func(d *engine.Desired) view {
+		return view{d.SortedLoadBalancers(), d.SortedRemoteEndpoints(), d.SourceVIPEndpoint, d.Effective, d.Problems()}
+	}
+	if reflect.DeepEqual(of(d), of(full)) {
+		return ""
+	}
+	return cmp.Diff(of(d), of(full), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+		cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }))
+}
+
+func (w *winproxyRun) dump() (StepResult, error) {
+	st, err := w.host.Snapshot()
+	if err != nil {
+		return StepResult{}, err
+	}
+	var r StepResult
+	for _, ep := range st.Endpoints {
+		o := Endpoint{ID: ep.ID, Name: ep.Name, MAC: ep.MAC, Remote: ep.Remote}
+		for _, ip := range ep.IPs {
+			o.IPs = append(o.IPs, ip.String())
+		}
+		if ep.ProviderAddress.IsValid() {
+			o.ProviderAddress = ep.ProviderAddress.String()
+		}
+		r.Endpoints = append(r.Endpoints, o)
+	}
+	for _, lb := range st.LoadBalancers {
+		o := LoadBalancer{ID: lb.ID, Protocol: lb.PortMapping.Protocol, InternalPort: lb.PortMapping.InternalPort,
+			ExternalPort: lb.PortMapping.ExternalPort, Distribution: uint32(lb.PortMapping.DistributionType),
+			PortFlags: uint32(lb.PortMapping.Flags), Flags: uint32(lb.Flags), Endpoints: slices.Clone(lb.BackendEndpointIDs)}
+		for _, v := range lb.FrontendVIPs {
+			o.VIPs = append(o.VIPs, v.String())
+		}
+		if lb.SourceVIP.IsValid() {
+			o.SourceVIP = lb.SourceVIP.String()
+		}
+		r.LoadBalancers = append(r.LoadBalancers, o)
+	}
+	return r, nil
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
