@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -125,6 +126,26 @@ func (s *Sim) SetHNSRunning(running bool) error {
 func (s *Sim) SetHNSHung(hung bool) error {
 	return s.outside(func(h *host) error {
 		h.hung = hung
+		return nil
+	})
+}
+
+// Weather is how a host's HNS behaves over time, shared by every process using the state file,
+// so that chaos runs can slow or break the HNS of agents in other processes and stop doing so
+// while they run.
+type Weather struct {
+	// FailureRate is the probability that a call fails with an injected E_FAIL; each process draws
+	// from its own generator seeded with Seed.
+	FailureRate float64 `json:"failureRate,omitempty"`
+	Seed        int64   `json:"seed,omitempty"`
+	// Latency delays every call, as HNS calls take milliseconds on Windows.
+	Latency time.Duration `json:"latency,omitempty"`
+}
+
+// SetWeather sets the host's weather (the zero Weather is calm).
+func (s *Sim) SetWeather(w Weather) error {
+	return s.outside(func(h *host) error {
+		h.weather = w
 		return nil
 	})
 }

@@ -30,6 +30,9 @@ type Sim struct {
 	sleep   func(context.Context, time.Duration) error
 	counts  Counts
 	faults  faults
+	// weatherRng draws the failures of the host's Weather, seeded on first use.
+	weatherRng  *mrand.Rand
+	weatherSeed int64
 }
 
 var _ hns.Client = (*Sim)(nil)
@@ -179,9 +182,11 @@ func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error)
 		}
 	}
 
+	slept := false
 	for {
 		s.mu.Lock()
 		hung := false
+		var delay time.Duration
 		err := ctx.Err()
 		if err == nil {
 			err = s.sync(func(h *host) (bool, error) {
@@ -189,8 +194,15 @@ func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error)
 					hung = true
 					return false, nil
 				}
+				if h.weather.Latency > 0 && !slept {
+					delay = h.weather.Latency
+					return false, nil
+				}
 				if ferr := s.faults.check(op); ferr != nil {
 					return false, injected(op, id, ferr)
+				}
+				if s.stormy(h.weather) {
+					return false, injected(op, id, nil)
 				}
 				if h.stopped {
 					return false, hns.NewError(string(op), id, hns.CodeHNSNotRunning, nil)
@@ -204,12 +216,34 @@ func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error)
 			time.Sleep(hungPoll)
 			continue
 		}
+		if delay > 0 {
+			s.mu.Unlock()
+			slept = true
+			if err := s.sleep(ctx, delay); err != nil {
+				s.mu.Lock()
+				s.counts.fail(op)
+				s.mu.Unlock()
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			s.counts.fail(op)
 		}
 		s.mu.Unlock()
 		return err
 	}
+}
+
+// stormy draws whether the host's Weather fails this call. Caller holds s.mu.
+func (s *Sim) stormy(w Weather) bool {
+	if w.FailureRate <= 0 {
+		return false
+	}
+	if s.weatherRng == nil || s.weatherSeed != w.Seed {
+		s.weatherRng, s.weatherSeed = mrand.New(mrand.NewSource(w.Seed)), w.Seed
+	}
+	return s.weatherRng.Float64() < w.FailureRate
 }
 
 // hungPoll is how often a call blocked by a hung HNS looks whether HNS came back.

@@ -15,6 +15,7 @@ type State struct {
 	Profile       Profile            `json:"profile"`
 	Stopped       bool               `json:"stopped,omitempty"`
 	Hung          bool               `json:"hung,omitempty"`
+	Weather       Weather            `json:"weather,omitzero"`
 	Seq           uint64             `json:"seq"`
 	Networks      []hns.Network      `json:"networks"`
 	Endpoints     []hns.Endpoint     `json:"endpoints"`
@@ -26,6 +27,7 @@ type host struct {
 	profile Profile
 	stopped bool
 	hung    bool
+	weather Weather
 	seq     uint64
 
 	networks  map[string]*rec[hns.Network]
@@ -145,6 +147,7 @@ func (h *host) state() State {
 		Profile:       h.profile,
 		Stopped:       h.stopped,
 		Hung:          h.hung,
+		Weather:       h.weather,
 		Seq:           h.seq,
 		Networks:      objs(h.networks, cloneNetwork),
 		Endpoints:     objs(h.endpoints, cloneEndpoint),
@@ -156,6 +159,7 @@ func hostFromState(s State) *host {
 	h := newHost(s.Profile)
 	h.stopped = s.Stopped
 	h.hung = s.Hung
+	h.weather = s.Weather
 	for _, n := range s.Networks {
 		h.addNetwork(n)
 	}
