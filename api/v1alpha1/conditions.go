@@ -161,9 +161,9 @@ const (
 	ReasonFeatureGateDisabled = "FeatureGateDisabled"
 	// ReasonInvalidNodeVersion: the node's kubelet version cannot be parsed.
 	ReasonInvalidNodeVersion = "InvalidNodeVersion"
-	// ReasonSourceVIPUnavailable (SourceVIPReady=False, Programmed=False): the source VIP cannot
-	// be determined for the node (missing or invalid annotation, no pod CIDR, no address on the
-	// named HNS endpoint).
+	// ReasonSourceVIPUnavailable (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// DualStackDowngraded=Unknown): the source VIP cannot be determined for the node (missing or
+	// invalid annotation, no pod CIDR, no address on the named HNS endpoint).
 	//
 	// +docgen:reasons=failingNodes,WindowsProxyNode
 	ReasonSourceVIPUnavailable = "SourceVIPUnavailable"
@@ -186,26 +186,29 @@ const (
 	// ReasonSyncFailed (Programmed=False, Degraded=True): some HNS calls failed; they are retried
 	// with backoff.
 	ReasonSyncFailed = "SyncFailed"
-	// ReasonWaitingForNetwork (Programmed=False): the HNS network is missing or being recreated.
+	// ReasonWaitingForNetwork (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the HNS network is missing or being recreated.
 	ReasonWaitingForNetwork = "WaitingForNetwork"
-	// ReasonHNSNotRunning (Programmed=False): HNS answers 0x6b5; programmed state is left as is.
+	// ReasonHNSNotRunning (Programmed=False, Degraded=True): HNS answers 0x6b5; programmed state is
+	// left as is.
 	ReasonHNSNotRunning = "HNSNotRunning"
 	// ReasonNetworkFound (NetworkReady=True).
 	ReasonNetworkFound = "NetworkFound"
-	// ReasonNetworkNotFound (NetworkReady=False): no HNS network has the configured name; the
-	// agent keeps waiting.
+	// ReasonNetworkNotFound (NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): no HNS network has the configured name;
+	// nothing is programmed and the agent keeps waiting.
 	ReasonNetworkNotFound = "NetworkNotFound"
-	// ReasonNetworkTypeMismatch (NetworkReady=False): the network's type differs from
-	// spec.network.type.
+	// ReasonNetworkTypeMismatch (NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the network's type differs from
+	// spec.network.type; nothing is programmed.
 	ReasonNetworkTypeMismatch = "NetworkTypeMismatch"
 	// ReasonSourceVIPFound (SourceVIPReady=True).
 	ReasonSourceVIPFound = "SourceVIPFound"
 	// ReasonNotRequired (SourceVIPReady=True): the network is not overlay.
 	ReasonNotRequired = "NotRequired"
-	// ReasonSourceVIPEndpointMissing (SourceVIPReady=False): the named endpoint does not exist yet.
+	// ReasonSourceVIPEndpointMissing (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// DualStackDowngraded=Unknown): the named endpoint does not exist yet.
 	ReasonSourceVIPEndpointMissing = "SourceVIPEndpointMissing"
-	// ReasonSourceVIPConflict (SourceVIPReady=False): another HNS endpoint (a pod) already holds the
-	// address; the agent refuses to take it.
+	// ReasonSourceVIPConflict (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// DualStackDowngraded=Unknown): another HNS endpoint (a pod) already holds the address; the
+	// agent refuses to take it.
 	ReasonSourceVIPConflict = "SourceVIPConflict"
 	// ReasonDSREnabled (DSRActive=True).
 	ReasonDSREnabled = "DSREnabled"
