@@ -82,6 +82,14 @@ bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the con
 	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
 	go test -run '^$$' -bench BenchmarkFleet -benchtime 1x ./controllers
 
+# make test compares 300 clusters; this runs more, and upstream's own tests in the same build.
+CONFORMANCE_CLUSTERS ?= 3000
+
+.PHONY: conformance
+conformance: ## Compare winproxy with upstream winkernel on CONFORMANCE_CLUSTERS random clusters (docs/differences-from-kube-proxy.md).
+	go test -count=1 -timeout $(TEST_TIMEOUT) -v -run 'TestConformance|TestUpstreamOwnTests|TestAllowListIsDocumented' ./test/conformance \
+		-conformance.clusters=$(CONFORMANCE_CLUSTERS) -conformance.upstream-tests
+
 .PHONY: test
 test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...

@@ -40,7 +40,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "session-affinity-needs-hns-120",
-			Title: "Session affinity dropped on HNS older than 12.0",
+			Title: "Session affinity needs HNS 12.0",
 			explains: func(x *stepCtx, a *atom) bool {
 				return a.Kind == atomField && a.Field == "distribution" && a.Up == "2" && a.Win == "0" &&
 					!x.o.c.Features.SessionAffinity
@@ -69,7 +69,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "an-address-on-two-ports-is-one-backend",
-			Title: "An address listed on two ports is one backend",
+			Title: "An address on two ports is one backend",
 			explains: func(x *stepCtx, a *atom) bool {
 				if a.Kind != atomBackend || a.Up == "" || a.Win != "" || strings.HasPrefix(a.Up, "gone ") {
 					return false
@@ -114,7 +114,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "load-balancers-follow-a-recreated-local-endpoint",
-			Title: "Load balancers follow a local endpoint the CNI recreated",
+			Title: "Load balancers follow a recreated local endpoint",
 			explains: func(x *stepCtx, a *atom) bool {
 				addr, ok := strings.CutPrefix(a.Up, "gone ")
 				if a.Kind != atomBackend || !ok {
@@ -128,7 +128,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "source-vip-updated-when-its-rule-changes",
-			Title: "A load balancer's source VIP is updated when the rule that picks it changes",
+			Title: "Source VIP updated when its rule changes",
 			explains: func(x *stepCtx, a *atom) bool {
 				f := x.freshLB(a.Frontend)
 				return a.Kind == atomField && a.Field == "sourceVIP" && f != nil && f.SourceVIP == a.Win
@@ -136,7 +136,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "external-load-balancers-removed-when-no-endpoint-is-available",
-			Title: "NodePort, external-IP and health-check load balancers removed once no endpoint is available",
+			Title: "External load balancers removed when no endpoint is available",
 			explains: func(x *stepCtx, a *atom) bool {
 				return a.Kind == atomLB && a.Win == "" && x.freshLB(a.Frontend) == nil && len(x.fresh().LBs[a.Frontend]) == 0 &&
 					x.hasRole(a.Frontend, "nodeport", "externalip", "healthcheck")
@@ -152,7 +152,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "settings-of-a-shared-health-check-load-balancer",
-			Title: "Which service's settings a shared health-check load balancer takes",
+			Title: "Settings of a shared health-check load balancer",
 			explains: func(x *stepCtx, a *atom) bool {
 				if a.Kind != atomField || (a.Field != "portFlags" && a.Field != "sourceVIP") || !x.sharedHC[a.Frontend] {
 					return false
@@ -170,7 +170,7 @@ func differences() []difference {
 		},
 		{
 			ID:    "a-local-endpoint-is-used-once-its-hns-endpoint-exists",
-			Title: "A local endpoint is used as soon as its HNS endpoint exists",
+			Title: "A local endpoint is used once its HNS endpoint exists",
 			explains: func(x *stepCtx, a *atom) bool {
 				f := x.freshLB(a.Frontend)
 				if f == nil || a.Up != "" {
