@@ -62,7 +62,8 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 	}
 	// Service-VIP endpoints are always wanted; backend remote endpoints
 	// only when a load balancer uses them (winkernel creates them for every
-	// processed backend, e.g. for an ITP=Local ClusterIP-only service too).
+	// processed backend, e.g. for an ITP=Local ClusterIP-only service too;
+	// docs/differences-from-kube-proxy.md).
 	remotes := map[netip.Addr]RemoteEndpoint{}
 	candidates := map[netip.Addr]RemoteEndpoint{}
 
@@ -124,7 +125,8 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 				targetPort = uint16(sp.TargetPort.IntVal)
 			}
 			ports := map[uint16]bool{}
-			// An IP listed on two ports is one HNS endpoint: one backend.
+			// An IP listed on two ports is one HNS endpoint: one backend
+			// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
 			added := map[netip.Addr]bool{}
 			containsNodeOrPublic := false
 			for _, ep := range all {
@@ -255,7 +257,8 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 				if root.Local && availableForLB {
 					// Never DSR, no affinity. winkernel also leaves out the
 					// IPv6 flag on the v6 proxier, which HNS refuses with an
-					// IPv6 VIP; mk sets it (a deliberate deviation).
+					// IPv6 VIP; mk sets it (a deliberate difference, see
+					// docs/differences-from-kube-proxy.md).
 					mk(KindHealthCheck, ip, hcPort, hcPort, []Backend{root}, 0, hcPM, hns.DistributionNone)
 				}
 			}
