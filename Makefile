@@ -90,6 +90,10 @@ conformance: ## Compare winproxy with upstream winkernel on CONFORMANCE_CLUSTERS
 	go test -count=1 -timeout $(TEST_TIMEOUT) -v -run 'TestConformance|TestUpstreamOwnTests|TestAllowListIsDocumented' ./test/conformance \
 		-conformance.clusters=$(CONFORMANCE_CLUSTERS) -conformance.upstream-tests
 
+.PHONY: test-chaos
+test-chaos: $(K8S_TOOLS_TARGET) ## Run the chaos tests at full scale (kill loop, fault rates, hostile inputs); their figures are those of docs/reliability.md.
+	WINPROXY_CHAOS=full go test -count=1 -timeout $(TEST_TIMEOUT) -v ./test/chaos
+
 .PHONY: test
 test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...

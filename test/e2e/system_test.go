@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -214,11 +215,18 @@ func applyConfig(t *testing.T, mutate func(*v1alpha1.WindowsProxyConfigSpec)) {
 			Rollout:   v1alpha1.RolloutSpec{MaxUnavailable: ptrIntOrString(intstr.FromInt32(1)), ProgressDeadlineSeconds: 60},
 		}
 	}
-	mutate(&wpc.Spec)
 	if create {
+		mutate(&wpc.Spec)
 		err = env.Client.Create(ctx, wpc)
 	} else {
-		err = env.Client.Update(ctx, wpc)
+		// The controller writes the status meanwhile: retry on a conflict with a fresh copy.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(wpc), wpc); err != nil {
+				return err
+			}
+			mutate(&wpc.Spec)
+			return env.Client.Update(ctx, wpc)
+		})
 	}
 	if err != nil {
 		t.Fatal(err)
