@@ -218,8 +218,18 @@ const (
 	ReasonDSRUnsupported = "DSRUnsupported"
 	// ReasonOverlayNetwork (DualStackDowngraded=True): overlay networks support IPv4 only.
 	ReasonOverlayNetwork = "OverlayNetwork"
-	// ReasonHNSUnsupported (DualStackDowngraded=True): HNS older than 11.10 has no dual-stack.
+	// ReasonHNSUnsupported (DualStackDowngraded=True, Programmed=False, SourceVIPReady=Unknown,
+	// DSRActive=Unknown): HNS lacks what is needed: dual-stack (older than 11.10: only one
+	// family is proxied), or HNS API v2 (older than 9.2: nothing is programmed).
 	ReasonHNSUnsupported = "HNSUnsupported"
+	// ReasonNodeIPUnknown (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
+	// DualStackDowngraded=Unknown): overlay needs the node's IP (the provider address of its
+	// endpoints) and neither the resolved config nor the Node has one; nothing is programmed.
+	ReasonNodeIPUnknown = "NodeIPUnknown"
+	// ReasonHostMACUnknown (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
+	// DualStackDowngraded=Unknown): overlay needs the MAC of the host interface holding the node
+	// IP and no interface holds it; nothing is programmed.
+	ReasonHostMACUnknown = "HostMACUnknown"
 	// ReasonDualStackNotRequested (DualStackDowngraded=False): dualStack.enabled is false.
 	ReasonDualStackNotRequested = "DualStackNotRequested"
 	// ReasonDualStackActive (DualStackDowngraded=False): both families are programmed.
