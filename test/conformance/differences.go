@@ -127,6 +127,24 @@ func differences() []difference {
 			},
 		},
 		{
+			ID:    "settings-of-a-shared-health-check-load-balancer",
+			Title: "Settings of a shared health-check load balancer",
+			explains: func(x *stepCtx, a *atom) bool {
+				if a.Kind != atomField || (a.Field != "portFlags" && a.Field != "sourceVIP") || !x.sharedHC[a.Frontend] {
+					return false
+				}
+				cands := x.healthCheckSettings(a.Frontend, a.Field)
+				if !cands[a.Win] {
+					return false
+				}
+				// Upstream took another sharer's settings (whichever service it
+				// synced first), or kept those of a sharer that has left.
+				f := x.freshLB(a.Frontend)
+				return cands[a.Up] && len(cands) > 1 || f != nil && fieldValue(*f, a.Field) == a.Win
+			},
+			stateless: true,
+		},
+		{
 			ID:    "source-vip-updated-when-its-rule-changes",
 			Title: "Source VIP updated when its rule changes",
 			explains: func(x *stepCtx, a *atom) bool {
@@ -149,24 +167,6 @@ func differences() []difference {
 				return a.Kind == atomLB && a.Up == "" && x.sharedHC[a.Frontend] && x.hasRole(a.Frontend, "healthcheck") &&
 					x.winMatchesFresh(a.Frontend)
 			},
-		},
-		{
-			ID:    "settings-of-a-shared-health-check-load-balancer",
-			Title: "Settings of a shared health-check load balancer",
-			explains: func(x *stepCtx, a *atom) bool {
-				if a.Kind != atomField || (a.Field != "portFlags" && a.Field != "sourceVIP") || !x.sharedHC[a.Frontend] {
-					return false
-				}
-				cands := x.healthCheckSettings(a.Frontend, a.Field)
-				if !cands[a.Win] {
-					return false
-				}
-				// Upstream took another sharer's settings (whichever service it
-				// synced first), or kept those of a sharer that has left.
-				f := x.freshLB(a.Frontend)
-				return cands[a.Up] && len(cands) > 1 || f != nil && fieldValue(*f, a.Field) == a.Win
-			},
-			stateless: true,
 		},
 		{
 			ID:    "a-local-endpoint-is-used-once-its-hns-endpoint-exists",
