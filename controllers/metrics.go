@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/version"
 )
 
 // Gauges exported on the manager's /metrics, beside controller-runtime's reconcile counts and
@@ -32,7 +33,7 @@ func init() {
 // RegisterMetrics registers the controller's metrics with reg. They join the manager's registry
 // when the package loads; the README's metrics table is generated from what this registers.
 func RegisterMetrics(reg prometheus.Registerer) {
-	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled)
+	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled, version.NewBuildInfo("winproxy_build_info"))
 }
 
 // recordMetrics publishes a config's status.

@@ -16,7 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers"
@@ -36,8 +35,10 @@ func main() {
 func run() error {
 	var metricsAddr, probeAddr, leaderNamespace string
 	var leaderElect, showVersion bool
+	var secure secureMetrics
 	fs := pflag.CommandLine
-	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the /metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the /metrics endpoint binds to (HTTPS with --metrics-secure); \"0\" disables it.")
+	secure.register(fs)
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
 	fs.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace when running in a cluster.")
@@ -68,7 +69,7 @@ func run() error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 secure.options(metricsAddr),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        leaderElectionID,

@@ -46,12 +46,13 @@ type Process struct {
 	done chan struct{}
 }
 
-// StartController starts winproxy-controller against the cluster of kubeconfig.
-func StartController(binDir, kubeconfig, logDir string) (*Process, error) {
+// StartController starts winproxy-controller against the cluster of kubeconfig, without metrics
+// and probe endpoints unless args (appended last, so they win) ask for them.
+func StartController(binDir, kubeconfig, logDir string, args ...string) (*Process, error) {
 	p := &Process{
 		Name: "winproxy-controller",
 		bin:  filepath.Join(binDir, "winproxy-controller"),
-		args: []string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"},
+		args: append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, args...),
 		Log:  filepath.Join(logDir, "winproxy-controller.log"),
 	}
 	return p, p.Start()

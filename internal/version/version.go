@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Version is the winproxy version; "dev" for unstamped builds.
@@ -41,4 +43,16 @@ func Get() Info {
 
 func (i Info) String() string {
 	return fmt.Sprintf("%s (commit %s, %s, %s)", i.Version, i.Commit, i.GoVersion, i.Platform)
+}
+
+// NewBuildInfo returns a gauge, always 1, whose labels say which build runs: the usual way to join
+// a version onto other series in PromQL.
+func NewBuildInfo(name string) prometheus.Collector {
+	info := Get()
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: name,
+		Help: "Always 1; the labels say which build runs.",
+	}, []string{"version", "commit", "goversion"})
+	g.WithLabelValues(info.Version, info.Commit, info.GoVersion).Set(1)
+	return g
 }

@@ -144,7 +144,7 @@ func TestHelmDefaultsAreTheDocumentedOnes(t *testing.T) {
 	}
 	c := find(t, objs, "Deployment", "winproxy-controller").Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	cargs, _, _ := unstructured.NestedStringSlice(c, "args")
-	for _, want := range []string{"--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"} {
+	for _, want := range []string{"--leader-elect", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081"} {
 		if !contains(cargs, want) {
 			t.Errorf("controller args %v lack %s", cargs, want)
 		}
