@@ -27,9 +27,6 @@ var (
 		"also run upstream's own winkernel unit tests in the Linux build, to show the build is faithful")
 )
 
-// repoRoot is the repository root, relative to this package.
-const repoRoot = "../.."
-
 // maxReported bounds the failing clusters described in full.
 const maxReported = 3
 

@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// repoRoot is the repository root, relative to this package.
+const repoRoot = "../.."
+
 // differencesDoc lists every deliberate difference; the allow-list points
 // at its sections.
 const differencesDoc = "docs/differences-from-kube-proxy.md"

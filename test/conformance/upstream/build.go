@@ -157,10 +157,32 @@ func build(ctx context.Context, pinDir string, gomod, gosum []byte, pins Pins, b
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return err
 	}
-	if out, err := goCmd(ctx, tmp, "build", "-o", bin+".tmp", "./cmd/driver"); err != nil {
-		return fmt.Errorf("building upstream winkernel: %w\n%s", err, out)
+	// Another test process may be building the same binary: each writes
+	// its own file and renames it into place.
+	out := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+	if msg, err := goCmd(ctx, tmp, "build", "-o", out, "./cmd/driver"); err != nil {
+		return fmt.Errorf("building upstream winkernel: %w\n%s", err, msg)
 	}
-	return os.Rename(bin+".tmp", bin)
+	if err := os.Rename(out, bin); err != nil {
+		return err
+	}
+	pruneOtherBuilds(filepath.Dir(bin))
+	return nil
+}
+
+// pruneOtherBuilds removes the cached builds of other versions or sources
+// (35 MB each) beside dir; only the current one is used.
+func pruneOtherBuilds(dir string) {
+	parent := filepath.Dir(dir)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != filepath.Base(dir) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // UpstreamTests runs upstream's own winkernel unit tests in the same
