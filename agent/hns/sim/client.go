@@ -189,17 +189,19 @@ func (s *Sim) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.
 }
 
 // ModifyLoadBalancer replaces an LB in place; E_NOTIMPL when the profile's
-// HNS version lacks the capability.
+// HNS version lacks the capability. A missing LB is not found on every
+// version: hcsshim's updateLoadBalancer opens the LB before it asks HNS to
+// modify it (hcn/hcnloadbalancer.go), so the open fails first.
 func (s *Sim) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	var out hns.LoadBalancer
 	op := string(OpModifyLoadBalancer)
 	err := s.call(ctx, OpModifyLoadBalancer, id, func(h *host) error {
-		if !h.profile.Capabilities().ModifyLoadBalancer {
-			return hns.NewError(op, id, hns.CodeNotImplemented, nil)
-		}
 		r, ok := h.lbs[key(id)]
 		if !ok {
 			return hns.NewError(op, id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
+		}
+		if !h.profile.Capabilities().ModifyLoadBalancer {
+			return hns.NewError(op, id, hns.CodeNotImplemented, nil)
 		}
 		if err := validateLB(h, op, r.obj.ID, lb); err != nil {
 			return err
