@@ -82,7 +82,7 @@ bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the con
 	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
 	go test -run '^$$' -bench BenchmarkFleet -benchtime 1x ./controllers
 
-# make test compares 300 clusters; this runs more, and upstream's own tests in the same build.
+# make test compares 500 clusters; this runs more, and upstream's own tests in the same build.
 CONFORMANCE_CLUSTERS ?= 3000
 
 .PHONY: conformance

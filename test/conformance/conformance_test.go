@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	clusters = flag.Int("conformance.clusters", 300,
+	clusters = flag.Int("conformance.clusters", 500,
 		"number of random clusters (seeds 1..n) to compare; make conformance runs 3000")
 	onlySeed = flag.Uint64("conformance.seed", 0,
 		"compare only this seed's cluster, logging it and every difference with its explanation (use -v)")
