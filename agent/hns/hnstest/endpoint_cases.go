@@ -1,0 +1,173 @@
+package hnstest
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+func endpointCases() []contractCase {
+	return []contractCase{
+		{"RemoteRoundTrip", "endpoint-roundtrip", remoteRoundTrip},
+		{"RemoteDualStack", "endpoint-roundtrip", remoteDualStack},
+		{"ProviderAddress", "endpoint-provider-address", remoteProviderAddress},
+		{"ListPerNetwork", "endpoint-list-per-network", listPerNetwork},
+		{"ByName", "endpoint-by-name", endpointByName},
+		{"Delete", "endpoint-delete", deleteEndpoint},
+		{"OnMissingNetwork", "endpoint-not-found", endpointOnMissingNetwork},
+		{"DuplicateIP", "endpoint-duplicate-ip", duplicateIP},
+		{"AddressLimits", "endpoint-address-limits", addressLimits},
+		{"LowerCaseID", "ids-case-insensitive", endpointLowerCaseID},
+	}
+}
+
+func remoteRoundTrip(t *testing.T, h *host) {
+	spec := h.remoteSpec("backend", remote4(5))
+	got := h.createEndpoint(spec)
+	checkEndpoint(t, "created", spec, got, h.Network)
+	listed, ok := h.listed(h.Network.ID)[strings.ToUpper(got.ID)]
+	if !ok {
+		t.Fatalf("endpoint %s not listed on its network", got.ID)
+	}
+	checkEndpoint(t, "listed", spec, listed, h.Network)
+}
+
+func remoteDualStack(t *testing.T, h *host) {
+	if !h.DualStack {
+		t.Skip("the network is not dual-stack")
+	}
+	spec := h.remoteSpec("backend", remote4(6), remote6(6))
+	got := h.createEndpoint(spec)
+	checkEndpoint(t, "created", spec, got, h.Network)
+	checkEndpoint(t, "listed", spec, h.listed(h.Network.ID)[strings.ToUpper(got.ID)], h.Network)
+}
+
+func remoteProviderAddress(t *testing.T, h *host) {
+	if !h.Network.IsOverlay() {
+		t.Skip("ProviderAddress policies belong to overlay networks (winkernel hns.go createEndpoint)")
+	}
+	got := h.remote("backend", remote4(7))
+	if got.ProviderAddress != providerAddress {
+		t.Errorf("created: PA %v, want %v", got.ProviderAddress, providerAddress)
+	}
+	if l := h.listed(h.Network.ID)[strings.ToUpper(got.ID)]; l.ProviderAddress != providerAddress {
+		t.Errorf("listed: PA %v, want %v", l.ProviderAddress, providerAddress)
+	}
+}
+
+func listPerNetwork(t *testing.T, h *host) {
+	pod := h.local("pod", 10)
+	remote := h.remote("backend", remote4(5))
+	listed := h.listed(h.Network.ID)
+	if len(listed) != 2 {
+		t.Errorf("ListEndpoints(network) = %v, want exactly the pod %s and the remote %s", listed, pod.ID, remote.ID)
+	}
+	if l, ok := listed[strings.ToUpper(pod.ID)]; !ok || l.Remote || l.Name != pod.Name {
+		t.Errorf("pod endpoint listed as %v (present %v), want local and named %q", l, ok, pod.Name)
+	}
+	if l, ok := listed[strings.ToUpper(remote.ID)]; !ok || !l.Remote {
+		t.Errorf("remote endpoint listed as %v (present %v), want remote", l, ok)
+	}
+	if other := h.listed(newGUID()); len(other) != 0 {
+		t.Errorf("ListEndpoints(unknown network) = %v, want none", other)
+	}
+	all := h.listed("")
+	for _, ep := range []hns.Endpoint{pod, remote} {
+		if _, ok := all[strings.ToUpper(ep.ID)]; !ok {
+			t.Errorf("ListEndpoints(\"\") misses %s", ep.ID)
+		}
+	}
+}
+
+func endpointByName(t *testing.T, h *host) {
+	pod := h.local("pod", 10)
+	remote := h.remote("backend", remote4(5))
+	for _, want := range []hns.Endpoint{pod, remote} {
+		got, err := h.Client.GetEndpointByName(h.ctx, want.Name)
+		if err != nil || !strings.EqualFold(got.ID, want.ID) || got.Remote != want.Remote {
+			t.Errorf("GetEndpointByName %q = %v, %v; want %s", want.Name, got, err, want)
+		}
+	}
+	if _, err := h.Client.GetEndpointByName(h.ctx, NamePrefix+"missing"); !errors.Is(err, hns.ErrEndpointNotFound) {
+		t.Errorf("GetEndpointByName of a missing name: %v, want endpoint not found", err)
+	}
+}
+
+func deleteEndpoint(t *testing.T, h *host) {
+	ep := h.remote("backend", remote4(5))
+	if err := h.Client.DeleteEndpoint(h.ctx, ep.ID); err != nil {
+		t.Fatalf("DeleteEndpoint: %v", err)
+	}
+	if _, ok := h.listed(h.Network.ID)[strings.ToUpper(ep.ID)]; ok {
+		t.Errorf("deleted endpoint still listed")
+	}
+	if _, err := h.Client.GetEndpointByName(h.ctx, ep.Name); !errors.Is(err, hns.ErrEndpointNotFound) {
+		t.Errorf("GetEndpointByName after delete: %v, want endpoint not found", err)
+	}
+	if err := h.Client.DeleteEndpoint(h.ctx, ep.ID); !errors.Is(err, hns.ErrEndpointNotFound) {
+		t.Errorf("second delete: %v, want endpoint not found", err)
+	}
+}
+
+func endpointOnMissingNetwork(t *testing.T, h *host) {
+	_, err := h.Client.CreateEndpoint(h.ctx, newGUID(), h.remoteSpec("backend", remote4(5)))
+	if !errors.Is(err, hns.ErrNetworkNotFound) {
+		t.Errorf("CreateEndpoint on a missing network: %v, want network not found", err)
+	}
+}
+
+func duplicateIP(t *testing.T, h *host) {
+	quirk, ok := h.duplicateIPQuirk()
+	if !ok {
+		t.Skipf("the simulator makes no claim for Windows build %d", h.WindowsBuild)
+	}
+	pod := h.local("pod", 10)
+	_, err := h.tryCreateEndpoint(h.remoteSpec("shadow", pod.IPs[0]))
+	checkAllowed(t, "remote endpoint with a local endpoint's IP", quirk, err)
+
+	_, err = h.tryLocal("pod-again", pod.IPs[0])
+	checkAllowed(t, "second local endpoint with the same IP", false, err)
+
+	remote := h.remote("moved", local4(11))
+	_, err = h.tryLocal("pod-moved-here", remote.IPs[0])
+	checkAllowed(t, "local endpoint with a remote endpoint's IP", quirk, err)
+}
+
+// checkAllowed fails unless err is nil when allowed, and already-exists otherwise.
+func checkAllowed(t *testing.T, what string, allowed bool, err error) {
+	t.Helper()
+	switch {
+	case allowed && err != nil:
+		t.Errorf("%s: %v, want accepted", what, err)
+	case !allowed && !hns.IsPortExists(err):
+		t.Errorf("%s: %v, want refused as already exists", what, err)
+	}
+}
+
+func addressLimits(t *testing.T, h *host) {
+	refused := []struct {
+		name string
+		ep   hns.Endpoint
+	}{
+		{"two IPv4 addresses", h.remoteSpec("two-v4", remote4(5), remote4(6))},
+		{"ProviderAddress on a local endpoint", hns.Endpoint{Name: NamePrefix + "local-pa", IPs: []netip.Addr{local4(12)}, ProviderAddress: providerAddress}},
+	}
+	for _, tt := range refused {
+		if _, err := h.tryCreateEndpoint(tt.ep); !hns.IsInvalidIP(err) {
+			t.Errorf("%s: %v, want invalid IP", tt.name, err)
+		}
+	}
+}
+
+func endpointLowerCaseID(t *testing.T, h *host) {
+	ep := h.remote("backend", remote4(5))
+	if err := h.Client.DeleteEndpoint(h.ctx, strings.ToLower(ep.ID)); err != nil {
+		t.Fatalf("DeleteEndpoint(%s): %v", strings.ToLower(ep.ID), err)
+	}
+	if _, ok := h.listed(h.Network.ID)[strings.ToUpper(ep.ID)]; ok {
+		t.Errorf("endpoint deleted by its lower-case ID is still listed")
+	}
+}
