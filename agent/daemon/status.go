@@ -85,6 +85,7 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 	st.SourceVIP = e.SourceVIP
 	st.DSR = e.DSR
 	st.IPFamilies = e.IPFamilies
+	st.IPFamiliesText = familiesText(e.IPFamilies)
 	st.HNS = v1alpha1.HNSStatus{Version: fmt.Sprintf("%d.%d", r.version.Major, r.version.Minor), Capabilities: capabilityNames(hns.CapabilitiesFor(r.version)), WindowsBuild: r.windows}
 	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
 	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
@@ -118,13 +119,28 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 		set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
 	default:
 		msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", r.result.LBsProgrammed, r.result.RemoteEndpoints)
-		if len(r.problems) > 0 {
-			msg += fmt.Sprintf("; %d service problems, e.g. %s: %s", len(r.problems), problemSubject(r.problems[0]), r.problems[0].Message)
+		if n := len(r.problems); n > 0 {
+			msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(r.problems[0]), r.problems[0].Message)
 		}
 		set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
 		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
 	}
 	return withSyncTime(prev, st, r)
+}
+
+func familiesText(fams []v1alpha1.IPFamily) string {
+	s := make([]string, len(fams))
+	for i, f := range fams {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ",")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // nothingInEffect is what a node that programs nothing this sync has in effect: no IP family, no

@@ -373,7 +373,7 @@ type WindowsProxyConfigStatus struct {
 
 	// nodes counts the selected nodes by state.
 	// +optional
-	Nodes NodeCounts `json:"nodes,omitzero"`
+	Nodes NodeCounts `json:"nodes"`
 
 	// failingNodes lists up to 10 nodes that fail, with why.
 	// +optional

@@ -252,6 +252,12 @@ type WindowsProxyNodeStatus struct {
 	// +kubebuilder:validation:MaxItems=2
 	IPFamilies []IPFamily `json:"ipFamilies,omitempty"`
 
+	// ipFamiliesText is ipFamilies joined by commas ("IPv4,IPv6"), for kubectl get, whose columns
+	// can only show a list as JSON.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	IPFamiliesText string `json:"ipFamiliesText,omitempty"`
+
 	// hns describes the host's HNS.
 	// +optional
 	HNS HNSStatus `json:"hns,omitzero"`
@@ -301,7 +307,7 @@ type WindowsProxyNodeStatus struct {
 // +kubebuilder:printcolumn:name="Downgraded",type=string,JSONPath=".status.conditions[?(@.type=='DualStackDowngraded')].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="HNS",type=string,JSONPath=".status.hns.version",priority=1
-// +kubebuilder:printcolumn:name="Families",type=string,JSONPath=".status.ipFamilies",priority=1
+// +kubebuilder:printcolumn:name="Families",type=string,JSONPath=".status.ipFamiliesText",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type=='Programmed')].message",priority=1
 type WindowsProxyNode struct {
 	metav1.TypeMeta `json:",inline"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -56,6 +57,19 @@ func TestSamplesApplyAndPrint(t *testing.T) {
 		t.Errorf("l2bridge row = %v, want DSR true and NETWORK L2Bridge", r)
 	}
 
+	// A config that selects no node says NODES 0, not a blank.
+	wpc := &v1alpha1.WindowsProxyConfig{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: "l2bridge-dsr"}, wpc); err != nil {
+		t.Fatal(err)
+	}
+	wpc.Status = v1alpha1.WindowsProxyConfigStatus{ObservedGeneration: wpc.Generation}
+	if err := env.Client.Status().Update(context.Background(), wpc); err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, kubectl(t, "get", "wpc"), "l2bridge-dsr"); r[3] != "0" || r[4] != "0" {
+		t.Errorf("l2bridge row = %v, want NODES 0 and PROGRAMMED 0", r)
+	}
+
 	out = kubectl(t, "get", "wpc", "-o", "wide")
 	sameColumns(t, out, "NAME", "DSR", "NETWORK", "NODES", "PROGRAMMED", "DOWNGRADED", "READY", "AGE", "SOURCE-VIP", "MESSAGE")
 	if r := row(t, out, "flannel-overlay"); !contains(r, "Create") {
@@ -85,13 +99,14 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, wpn) })
 	now := metav1.NewTime(time.Now())
 	wpn.Status = v1alpha1.WindowsProxyNodeStatus{
-		ObservedHash:  "abc123",
-		Network:       v1alpha1.NetworkStatus{Name: "Calico", ID: "1234", Type: "Overlay"},
-		SourceVIP:     v1alpha1.SourceVIPStatus{Address: "10.244.1.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
-		DSR:           v1alpha1.DSRStatus{Requested: true, Active: true},
-		IPFamilies:    []v1alpha1.IPFamily{v1alpha1.IPv4},
-		HNS:           v1alpha1.HNSStatus{Version: "13.3"},
-		LoadBalancers: v1alpha1.LoadBalancerCounts{Desired: 7, Programmed: 7},
+		ObservedHash:   "abc123",
+		Network:        v1alpha1.NetworkStatus{Name: "Calico", ID: "1234", Type: "Overlay"},
+		SourceVIP:      v1alpha1.SourceVIPStatus{Address: "10.244.1.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
+		DSR:            v1alpha1.DSRStatus{Requested: true, Active: true},
+		IPFamilies:     []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6},
+		IPFamiliesText: "IPv4,IPv6",
+		HNS:            v1alpha1.HNSStatus{Version: "13.3"},
+		LoadBalancers:  v1alpha1.LoadBalancerCounts{Desired: 7, Programmed: 7},
 		Conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionProgrammed, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSynced, Message: "7 load balancers programmed", LastTransitionTime: now},
 			{Type: v1alpha1.ConditionDualStackDowngraded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOverlayNetwork, Message: "overlay networks support IPv4 only", LastTransitionTime: now},
@@ -109,8 +124,8 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 	}
 	out = kubectl(t, "get", "wpn", "-o", "wide")
 	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "AGE", "HNS", "FAMILIES", "MESSAGE")
-	if r := row(t, out, "win-print"); !contains(r, "13.3") || !contains(r, `["IPv4"]`) {
-		t.Errorf("wide wpn row = %v, want HNS 13.3 and FAMILIES [\"IPv4\"]", r)
+	if r := row(t, out, "win-print"); !contains(r, "13.3") || !contains(r, "IPv4,IPv6") {
+		t.Errorf("wide wpn row = %v, want HNS 13.3 and FAMILIES IPv4,IPv6", r)
 	}
 }
 
