@@ -90,6 +90,24 @@ conformance: ## Compare winproxy with upstream winkernel on CONFORMANCE_CLUSTERS
 	go test -count=1 -timeout $(TEST_TIMEOUT) -v -run 'TestConformance|TestUpstreamOwnTests|TestAllowListIsDocumented' ./test/conformance \
 		-conformance.clusters=$(CONFORMANCE_CLUSTERS) -conformance.upstream-tests
 
+# The packages that need no control plane, those that start one (envtest), and the end-to-end ones
+# that run the built binaries, kubectl and helm.
+INTEGRATION_PKGS := ./api/... ./controllers
+E2E_PKGS := ./test/e2e ./test/chaos ./internal/demo
+UNIT_PKGS = $(shell go list ./... | grep -v -e '/test/' -e '/internal/demo$$' -e '/internal/testenv$$' -e '/api/v1alpha1$$' -e '/controllers$$')
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests: no control plane, seconds.
+	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: manifests $(K8S_TOOLS_TARGET) ## Run the tests against a real kube-apiserver and etcd: admission (CEL) and the controller.
+	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKGS)
+
+.PHONY: test-e2e
+test-e2e: manifests $(K8S_TOOLS_TARGET) $(HELM) ## Run the end-to-end tests: built binaries, kubectl and helm against a real control plane, the demo and the bounded chaos runs.
+	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(E2E_PKGS)
+
 .PHONY: test-chaos
 test-chaos: $(K8S_TOOLS_TARGET) ## Run the chaos tests at full scale (kill loop, fault rates, hostile inputs); their figures are those of docs/reliability.md.
 	WINPROXY_CHAOS=full go test -count=1 -timeout $(TEST_TIMEOUT) -v ./test/chaos
@@ -138,12 +156,21 @@ uninstall: $(K8S_TOOLS_TARGET) ## Uninstall the CRDs (and with them every Window
 IMG ?= ghcr.io/winproxy/winproxy-controller:$(VERSION)
 AGENT_IMG ?= ghcr.io/winproxy/winproxy-agent:$(VERSION)
 
-.PHONY: deploy
-deploy: manifests $(K8S_TOOLS_TARGET) ## Deploy config/default (namespace winproxy-system) with the images IMG and AGENT_IMG.
+.PHONY: deploy-overlay
+deploy-overlay:
 	@# An overlay that sets the images, inside the repository: kustomize refuses absolute paths.
 	@mkdir -p bin/deploy && printf 'resources:\n- ../../config/default\nimages:\n- name: ghcr.io/winproxy/winproxy-controller\n  newName: %s\n- name: ghcr.io/winproxy/winproxy-agent\n  newName: %s\n' \
 		"$(IMG)" "$(AGENT_IMG)" > bin/deploy/kustomization.yaml
+
+.PHONY: deploy
+deploy: manifests deploy-overlay $(K8S_TOOLS_TARGET) ## Deploy config/default (namespace winproxy-system) with the images IMG and AGENT_IMG.
 	$(KUBECTL) apply --server-side -k bin/deploy
+
+.PHONY: build-installer
+build-installer: manifests deploy-overlay $(K8S_TOOLS_TARGET) ## Write dist/install.yaml: everything config/default installs, with the images IMG and AGENT_IMG, in one file for kubectl apply -f.
+	@mkdir -p dist
+	$(KUBECTL) kustomize bin/deploy > dist/install.yaml
+	@echo "dist/install.yaml: kubectl apply --server-side -f dist/install.yaml"
 
 .PHONY: undeploy
 undeploy: $(K8S_TOOLS_TARGET) ## Remove what deploy created, CRDs included (and with them every WindowsProxyConfig and WindowsProxyNode).
