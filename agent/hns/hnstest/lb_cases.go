@@ -142,9 +142,9 @@ func nodePortBothFamilies(t *testing.T, h *host) {
 		t.Skip("needs IPv6 and a dual-stack network")
 	}
 	pod := h.local("pod", 10)
-	for _, flags := range []hns.LBFlags{0, hns.LBFlagIPv6} {
+	for flags, sourceVIP := range map[hns.LBFlags]netip.Addr{0: sourceVIP4, hns.LBFlagIPv6: sourceVIP6} {
 		spec := lbSpec(0, pod)
-		spec.FrontendVIPs, spec.SourceVIP, spec.Flags = nil, netip.Addr{}, flags
+		spec.FrontendVIPs, spec.SourceVIP, spec.Flags = nil, sourceVIP, flags
 		spec.PortMapping.ExternalPort = nodePort
 		spec.PortMapping.Flags = hns.PortMappingLocalRoutedVIP | hns.PortMappingVipExternalIP
 		if _, err := h.tryCreateLB(spec); err != nil {

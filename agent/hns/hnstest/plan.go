@@ -42,6 +42,17 @@ const (
 	healthPort  uint16 = 10256
 )
 
+// InPlan reports whether a is an address of the plan. A sweep of an interrupted run uses it to
+// recognise the suite's load balancers, which carry no name.
+func InPlan(a netip.Addr) bool {
+	for _, p := range []netip.Prefix{Subnet4, Subnet6, remotePods4, remotePods6, vips4, vips6} {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 func local4(n int) netip.Addr  { return nth(Subnet4, n) }
 func local6(n int) netip.Addr  { return nth(Subnet6, n) }
 func remote4(n int) netip.Addr { return nth(remotePods4, n) }
