@@ -8,10 +8,12 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # Helm v4: built from source it knows the Kubernetes version it was compiled against, so the chart's
 # kubeVersion check works without faking versions through -ldflags (v3 built this way claims 1.20).
 HELM_VERSION ?= v4.3.1
+ACTIONLINT_VERSION ?= v1.7.12
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+ACTIONLINT ?= $(LOCALBIN)/actionlint-$(ACTIONLINT_VERSION)
 # The end-to-end tests run this helm.
 export HELM
 
@@ -117,13 +119,16 @@ test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, adm
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: verify
-verify: ## Fail if generated files are stale, code is unformatted, or the Windows build or vet fails.
+verify: ## Fail if generated files are stale, code is unformatted, the Windows build, vet or real-HNS test build fails, or a workflow does not lint.
 	$(MAKE) manifests generate
 	@git diff --exit-code -- api config $(CHART_DIR)/files internal/featuregate README.md || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "Not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	GOOS=windows go build ./...
 	GOOS=windows go vet ./...
+	@# The contract suite against real HNS runs only on Windows; it must at least compile here.
+	GOOS=windows go test -c -tags hnsintegration -o /dev/null ./agent/hns/...
 	$(MAKE) helm-lint
+	$(MAKE) actionlint
 
 ##@ Build
 
@@ -233,3 +238,11 @@ golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.
 $(HELM):
 	GOBIN=$(LOCALBIN)/tmp-helm go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/tmp-helm/helm $@ && rmdir $(LOCALBIN)/tmp-helm
+
+.PHONY: actionlint
+actionlint: $(ACTIONLINT) ## Lint the GitHub workflows (.github/workflows) with actionlint, built into bin/ (no Windows runner is needed to catch their mistakes).
+	$(ACTIONLINT)
+
+$(ACTIONLINT):
+	GOBIN=$(LOCALBIN)/tmp-actionlint go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv $(LOCALBIN)/tmp-actionlint/actionlint $@ && rmdir $(LOCALBIN)/tmp-actionlint
