@@ -33,7 +33,7 @@ func (f *hnsFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kind, "hns", def, "HNS to program: windows (the host's HNS) or sim (a simulated host)")
 	fs.StringVar(&f.simState, "hns-sim-state", "", "with --hns=sim: file holding the simulated host, shared by every process that opens it")
 	fs.StringVar(&f.profile, "hns-sim-profile", "ws2022", "with --hns=sim: Windows Server profile of a new simulated host (ws2019, ws2022, ws2025)")
-	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created, on Windows restricted to SYSTEM and Administrators (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
 }
 
 // host is an opened HNS with what the agent needs to know about the machine.
@@ -108,6 +108,11 @@ func (f *hnsFlags) ledgerPath() (string, error) {
 		return "", errors.New("--state-dir is required")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Whoever can write the ledger decides what the agent may delete: on Windows the folder is
+	// SYSTEM's and the Administrators' only.
+	if err := hns.SecureLedgerDir(dir); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, "owned.ledger"), nil
