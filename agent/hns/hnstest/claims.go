@@ -10,9 +10,11 @@ import "fmt"
 type Claim struct {
 	ID   string
 	Says string
-	// Source is where the claim comes from. A run on real HNS that confirms a claim adds
-	// "observed on Windows Server X build Y (HNS a.b)" here and in docs/windows.md.
 	Source string
+	// Observed lists the real hosts a run of the suite confirmed the claim on, e.g. "Windows
+	// Server 2022 build 20348.2849, HNS 13.3 (CI run URL)". Empty until someone runs the suite
+	// on Windows and records it; docs/windows.md shows it.
+	Observed []string
 }
 
 // Claims returns every claim the suite checks, in the order of docs/windows.md.
@@ -127,7 +129,7 @@ var claims = []Claim{
 	{
 		ID:     "lb-modify",
 		Says:   "From HNS 15.5 a modify replaces a load balancer's content in place: same ID, and a get shows the new backends. Below 15.5 it is E_NOTIMPL and the load balancer is unchanged. Modifying a missing load balancer is load-balancer-not-found on every version.",
-		Source: "hcsshim hcn/hcnglobals.go ModifyLoadbalancerVersion (15.4), moved to 15.5 by hnslib after k/k #131466 (15.4 accepted modifies without updating backends: hns/version.go); hcn/hcnloadbalancer_test.go TestCreateUpdateDeleteLoadBalancer; E_NOTIMPL per reference §1.5; hcn/hcnloadbalancer.go updateLoadBalancer opens the load balancer before it modifies it, so a missing one fails first.",
+		Source: "hcsshim hcn/hcnglobals.go ModifyLoadbalancerVersion (15.4), moved to 15.5 by hnslib after k/k #131466 (15.4 accepted modifies without updating backends; agent/hns/version.go); hcn/hcnloadbalancer_test.go TestCreateUpdateDeleteLoadBalancer; E_NOTIMPL per reference §1.5; hcn/hcnloadbalancer.go updateLoadBalancer opens the load balancer before it modifies it, so a missing one fails first.",
 	},
 	{
 		ID:     "lb-modify-conflict",
@@ -142,7 +144,7 @@ var claims = []Claim{
 	{
 		ID:     "network-recreated",
 		Says:   "A network deleted by its CNI takes its endpoints with it; load balancers stay, naming the vanished endpoints; the network created again under the same name has a new ID and no endpoints.",
-		Source: "Simulator choice (sim.RemoveNetwork). CNIs recreate their network on restart (anchors: flannel #1391, #1423); whether HNS lets a network with endpoints be deleted, and what happens to load balancers, is documented nowhere we found.",
+		Source: "Simulator choice (sim.RemoveNetwork). CNIs recreate their network on restart (e.g. flannel #1391, #1423); whether HNS lets a network with endpoints be deleted, and what happens to load balancers, is documented nowhere we found.",
 	},
 }
 
