@@ -8,8 +8,8 @@ import "fmt"
 // pkg/proxy/winkernel. "Simulator choice" marks what no source settles: the simulator picked the
 // strictest plausible answer, and only a run on real HNS can confirm it.
 type Claim struct {
-	ID   string
-	Says string
+	ID     string
+	Says   string
 	Source string
 	// Observed lists the real hosts a run of the suite confirmed the claim on, e.g. "Windows
 	// Server 2022 build 20348.2849, HNS 13.3 (CI run URL)". Empty until someone runs the suite
