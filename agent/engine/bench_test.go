@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -14,39 +16,90 @@ import (
 // ws2022 is the host of the benchmarks: HNS 13.3, no LB modify.
 var ws2022 = hns.CapabilitiesFor(hns.Version{Major: 13, Minor: 3})
 
-// BenchmarkCompute10kServices is the engine's full computation of
-// enginetest.Large: what a restarted agent does once.
-func BenchmarkCompute10kServices(b *testing.B) {
-	cl := enginetest.Large()
-	in := cl.Input(cl.View(ws2022))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		engine.Compute(in)
+// workloads are the clusters the engine's benchmarks run on: reference
+// §11's at N = 2000 (overlay) and issue #3's 10k cluster.
+var workloads = []struct {
+	name    string
+	cluster func() *enginetest.Cluster
+	moved   int // the service whose remote backend moves
+}{
+	{"services=2k", func() *enginetest.Cluster { return enginetest.Winkernel(2000, true, false) }, 42},
+	{"services=10k", enginetest.Large, 4242},
+}
+
+// BenchmarkCompute is the engine's full computation: what a restarted
+// agent does once.
+func BenchmarkCompute(b *testing.B) {
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			cl := w.cluster()
+			in := cl.Input(cl.View(ws2022))
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for b.Loop() {
+				engine.Compute(in)
+			}
+			cpu.report()
+		})
 	}
 }
 
-// BenchmarkCacheOneEndpointChange10kServices is the incremental
-// recomputation after one endpoint change: a remote backend of one service
-// moves to another node and back, one move per op.
-func BenchmarkCacheOneEndpointChange10kServices(b *testing.B) {
-	cl := enginetest.Large()
-	c := cl.Cache()
-	c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
-	c.Desired()
-	orig, moved := movedEndpoint(cl, 4242)
-	b.ReportAllocs()
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		if i%2 == 0 {
-			c.SetEndpointSlice(moved)
-		} else {
-			c.SetEndpointSlice(orig)
-		}
-		i++
-		c.Desired()
+// BenchmarkCacheOneEndpointChange is the incremental recomputation after
+// one endpoint change: a remote backend of one service moves to another
+// node and back, one move per op. It also reports the heap the incremental
+// engine keeps for the cluster (state-B), which is most of an agent's
+// memory.
+func BenchmarkCacheOneEndpointChange(b *testing.B) {
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			cl := w.cluster()
+			before := liveHeap()
+			c := cl.Cache()
+			c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
+			c.Desired()
+			state := liveHeap() - before
+			orig, moved := movedEndpoint(cl, w.moved)
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					c.SetEndpointSlice(moved)
+				} else {
+					c.SetEndpointSlice(orig)
+				}
+				i++
+				c.Desired()
+			}
+			cpu.report()
+			// After the loop: the first b.Loop deletes metrics reported before.
+			b.ReportMetric(float64(state), "state-B")
+		})
 	}
+}
+
+// cpuMeter reports the process CPU time per op of the loop it surrounds
+// (cpu-ns/op): ns/op is wall time, which on a shared machine moves with
+// the other jobs.
+type cpuMeter struct {
+	b     *testing.B
+	start time.Duration
+}
+
+func startCPU(b *testing.B) cpuMeter { return cpuMeter{b, processCPU()} }
+
+func (m cpuMeter) report() {
+	if d := processCPU() - m.start; d > 0 && m.b.N > 0 {
+		m.b.ReportMetric(float64(d)/float64(m.b.N), "cpu-ns/op")
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
 
 // movedEndpoint returns service 4242's slice and a copy whose first remote
