@@ -67,7 +67,7 @@ var claims = []Claim{
 		Source: "hcsshim hcn/hcnendpoint.go deleteEndpoint; HCN_E_ENDPOINT_NOT_FOUND 0x803B0002 (golang.org/x/sys/windows); reference §1.5.",
 	},
 	{
-		ID:     "endpoint-not-found",
+		ID:     "endpoint-on-missing-network",
 		Says:   "Creating an endpoint on a missing network is network-not-found.",
 		Source: "hcsshim hcn/hcnendpoint.go createEndpoint (hcnOpenNetwork first); HCN_E_NETWORK_NOT_FOUND 0x803B0001; reference §1.5.",
 	},

@@ -17,7 +17,7 @@ func endpointCases() []contractCase {
 		{"ListPerNetwork", "endpoint-list-per-network", listPerNetwork},
 		{"ByName", "endpoint-by-name", endpointByName},
 		{"Delete", "endpoint-delete", deleteEndpoint},
-		{"OnMissingNetwork", "endpoint-not-found", endpointOnMissingNetwork},
+		{"OnMissingNetwork", "endpoint-on-missing-network", endpointOnMissingNetwork},
 		{"DuplicateIP", "endpoint-duplicate-ip", duplicateIP},
 		{"AddressLimits", "endpoint-address-limits", addressLimits},
 		{"LowerCaseID", "ids-case-insensitive", endpointLowerCaseID},
