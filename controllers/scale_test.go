@@ -46,7 +46,7 @@ func BenchmarkFleet(b *testing.B) {
 
 	heapBefore := heapInUse()
 	c := startController(b)
-	startAgentsEvery(b, "scale-", time.Second)
+	startWatchingAgents(b, "scale-")
 	start = time.Now()
 	createConfig(b, newConfig("scale", func(c *winproxyv1alpha1.WindowsProxyConfig) {
 		c.Spec.Rollout.MaxUnavailable = ptrTo(intstr.FromString("100%"))

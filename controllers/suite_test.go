@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -209,6 +210,48 @@ func startAgents(t testing.TB, prefix string) *agents {
 	return startAgentsEvery(t, prefix, 50*time.Millisecond)
 }
 
+// startWatchingAgents starts agents that answer each change of their WindowsProxyNode as it is
+// watched, as real agents do: at fleet scale, polling 1,000 objects every second would measure
+// the agents' listing, not the controller.
+func startWatchingAgents(t testing.TB, prefix string) *agents {
+	t.Helper()
+	a := &agents{prefix: prefix, how: map[string]behaviour{}, downgraded: map[string]bool{}}
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	work := make(chan *winproxyv1alpha1.WindowsProxyNode, 1024)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for w := range work {
+				a.answer(ctx, w)
+			}
+		})
+	}
+	go func() {
+		defer close(done)
+		defer wg.Wait()
+		defer close(work)
+		for ctx.Err() == nil {
+			w, err := wc.Watch(ctx, &winproxyv1alpha1.WindowsProxyNodeList{})
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				if o, ok := ev.Object.(*winproxyv1alpha1.WindowsProxyNode); ok && ev.Type != watch.Deleted && strings.HasPrefix(o.Name, prefix) {
+					work <- o
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return a
+}
+
 // startAgentsEvery starts agents that look at their WindowsProxyNodes every interval.
 func startAgentsEvery(t testing.TB, prefix string, interval time.Duration) *agents {
 	t.Helper()
@@ -278,6 +321,9 @@ func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNod
 	}
 	before := w.DeepCopy()
 	w.Status.ObservedHash = w.Spec.Hash
+	if how == programs {
+		w.Status.ProgrammedHash = w.Spec.Hash
+	}
 	programmed, degraded := metav1.ConditionTrue, metav1.ConditionFalse
 	reason := winproxyv1alpha1.ReasonSynced
 	switch how {
@@ -304,7 +350,7 @@ func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNod
 }
 
 func statusEqual(a, b *winproxyv1alpha1.WindowsProxyNode) bool {
-	if a.Status.ObservedHash != b.Status.ObservedHash || len(a.Status.Conditions) != len(b.Status.Conditions) {
+	if a.Status.ObservedHash != b.Status.ObservedHash || a.Status.ProgrammedHash != b.Status.ProgrammedHash || len(a.Status.Conditions) != len(b.Status.Conditions) {
 		return false
 	}
 	for _, c := range b.Status.Conditions {

@@ -39,12 +39,6 @@ const (
 	// the same deadline.
 	UpdatedAtAnnotation = "winproxy.io/updated-at"
 
-	// ProgrammedHashAnnotation on a WindowsProxyNode is the spec.hash the controller saw its agent
-	// report Programmed for. The progress deadline ends there: a node that stops being Programmed
-	// later (the CNI recreating its network, say) is not ready, but the rollout did not stall. It
-	// lives on the object so that a restarted controller knows it too.
-	ProgrammedHashAnnotation = "winproxy.io/programmed-hash"
-
 	controllerName = "windowsproxyconfig"
 )
 
@@ -279,7 +273,6 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	}
 	now := r.clock.Now()
 	nodes := make([]rollout.Node, 0, len(s.owned))
-	var marks []*winproxyv1alpha1.WindowsProxyNode // programmed for the first time
 	for _, n := range s.owned {
 		rn := rollout.Node{Name: n.Name, Desired: s.resolved[n.Name].hash}
 		if w := s.wpns[n.Name]; w != nil {
@@ -287,11 +280,10 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 			rn.Foreign = w.Spec.ConfigName != s.config.Name
 			rn.Drifted = !rn.Foreign && r.matched.drifted(w)
 			rn.Programmed, rn.Degraded = agentReport(w)
-			rn.ProgrammedOnce = w.Annotations[ProgrammedHashAnnotation] == w.Spec.Hash
+			// The progress deadline ends once the agent programmed the hash (it says so in
+			// status.programmedHash): a later lapse is not a stalled rollout.
+			rn.ProgrammedOnce = w.Status.ProgrammedHash == w.Spec.Hash
 			rn.UpdatedAt = updatedAt(w)
-			if !rn.Foreign && rn.Programmed && !rn.ProgrammedOnce {
-				marks = append(marks, w)
-			}
 		}
 		nodes = append(nodes, rn)
 	}
@@ -312,16 +304,6 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	for i, w := range written {
 		if w != nil {
 			s.wpns[writes[i]] = w
-		}
-	}
-	marked := make([]*winproxyv1alpha1.WindowsProxyNode, len(marks))
-	errs = append(errs, parallel(len(marks), func(i int) (err error) {
-		marked[i], err = r.markProgrammed(ctx, marks[i])
-		return err
-	})...)
-	for _, w := range marked {
-		if w != nil {
-			s.wpns[w.Name] = w
 		}
 	}
 	owned := make(map[string]bool, len(s.owned))
@@ -398,19 +380,6 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 	log.V(2).Info("Updating WindowsProxyNode", "previousHash", existing.Spec.Hash, "previousConfig", existing.Spec.ConfigName)
 	if err := r.client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("updating WindowsProxyNode %s: %w", name, err)
-	}
-	r.recentNodes.record(existing.ResourceVersion, w)
-	return w, nil
-}
-
-// markProgrammed sets w's ProgrammedHashAnnotation to its hash, which its agent reports
-// Programmed. No precondition is needed: the annotation names the hash, so it is never taken for
-// a hash written since.
-func (r *WindowsProxyConfigReconciler) markProgrammed(ctx context.Context, existing *winproxyv1alpha1.WindowsProxyNode) (*winproxyv1alpha1.WindowsProxyNode, error) {
-	w := existing.DeepCopy()
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, ProgrammedHashAnnotation, w.Spec.Hash)
-	if err := r.client.Patch(ctx, w, client.MergeFrom(existing)); err != nil {
-		return nil, fmt.Errorf("marking WindowsProxyNode %s programmed: %w", w.Name, err)
 	}
 	r.recentNodes.record(existing.ResourceVersion, w)
 	return w, nil

@@ -626,11 +626,11 @@ func TestLapseAfterRolloutIsNotAStall(t *testing.T) {
 	createNodes(t, rolloutNodes("lapse-", 2)...)
 	createConfig(t, newConfig("lapse", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
 	waitReady(t, "lapse")
-	eventually(t, waitTimeout, "both nodes marked programmed", func() (bool, string) {
+	eventually(t, waitTimeout, "both nodes report their hash programmed", func() (bool, string) {
 		ws := wpns(t)
 		for _, w := range ws {
-			if w.Annotations[ProgrammedHashAnnotation] != w.Spec.Hash {
-				return false, fmt.Sprintf("%s: %v", w.Name, w.Annotations)
+			if w.Status.ProgrammedHash != w.Spec.Hash {
+				return false, fmt.Sprintf("%s: programmedHash %q", w.Name, w.Status.ProgrammedHash)
 			}
 		}
 		return len(ws) == 2, fmt.Sprintf("%d nodes", len(ws))

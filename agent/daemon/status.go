@@ -38,9 +38,10 @@ type syncReport struct {
 // the status changed: a quiet periodic sync then yields an identical status and no API write.
 func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
 	st := v1alpha1.WindowsProxyNodeStatus{
-		ObservedHash: wpn.Spec.Hash,
-		AgentVersion: version.Version,
-		Conditions:   slices.Clone(prev.Conditions),
+		ObservedHash:   wpn.Spec.Hash,
+		ProgrammedHash: prev.ProgrammedHash,
+		AgentVersion:   version.Version,
+		Conditions:     slices.Clone(prev.Conditions),
 	}
 	gen := wpn.Generation
 	setStatus := func(condType string, status metav1.ConditionStatus, reason, msg string) {
@@ -123,6 +124,7 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 			msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(r.problems[0]), r.problems[0].Message)
 		}
 		set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
+		st.ProgrammedHash = wpn.Spec.Hash
 		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
 	}
 	return withSyncTime(prev, st, r)

@@ -164,3 +164,28 @@ func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
 		t.Errorf("a missing source-VIP endpoint: SourceVIPReady = %s, want False", c.Status)
 	}
 }
+
+// programmedHash remembers the last hash programmed completely, through later failures, so the
+// controller can tell a lapse from a node that never took a config without writing anything.
+func TestProgrammedHashSurvivesLapses(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	w := wpn()
+	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, w, programmedReport(t0))
+	if st.ProgrammedHash != "h1" {
+		t.Fatalf("programmedHash = %q after programming h1", st.ProgrammedHash)
+	}
+	failed := programmedReport(t0.Add(time.Minute))
+	failed.hnsErr = errors.New("HNS went away")
+	if st = buildStatus(st, w, failed); st.ProgrammedHash != "h1" {
+		t.Errorf("programmedHash = %q after a failed sync, want h1 kept", st.ProgrammedHash)
+	}
+	w.Spec.Hash = "h2"
+	blocked := programmedReport(t0.Add(2 * time.Minute))
+	blocked.effective.Programmable = false
+	if st = buildStatus(st, w, blocked); st.ProgrammedHash != "h1" || st.ObservedHash != "h2" {
+		t.Errorf("a new hash not programmed: programmedHash %q, observedHash %q; want h1, h2", st.ProgrammedHash, st.ObservedHash)
+	}
+	if st = buildStatus(st, w, programmedReport(t0.Add(3*time.Minute))); st.ProgrammedHash != "h2" {
+		t.Errorf("programmedHash = %q after programming h2", st.ProgrammedHash)
+	}
+}

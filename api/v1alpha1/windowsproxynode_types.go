@@ -234,6 +234,14 @@ type WindowsProxyNodeStatus struct {
 	// +kubebuilder:validation:MaxLength=64
 	ObservedHash string `json:"observedHash,omitempty"`
 
+	// programmedHash is the last spec.hash the agent programmed completely (Programmed=True). It
+	// stays when a later sync of the same hash fails, so the controller can tell a lapse after a
+	// finished rollout (the CNI recreating the network, say) from a node that never took the new
+	// config, without writing anything itself.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ProgrammedHash string `json:"programmedHash,omitempty"`
+
 	// network is the HNS network found.
 	// +optional
 	Network NetworkStatus `json:"network,omitzero"`
