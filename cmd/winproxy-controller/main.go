@@ -36,9 +36,11 @@ func run() error {
 	var metricsAddr, probeAddr, leaderNamespace string
 	var leaderElect, showVersion bool
 	var secure secureMetrics
+	var check selfTest
 	fs := pflag.CommandLine
 	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the /metrics endpoint binds to (HTTPS with --metrics-secure); \"0\" disables it.")
 	secure.register(fs)
+	check.register(fs)
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
 	fs.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace when running in a cluster.")
@@ -52,6 +54,13 @@ func run() error {
 	}
 	if err := logging.Apply(); err != nil {
 		return err
+	}
+	if check.enabled {
+		cfg, err := ctrl.GetConfig()
+		if err != nil {
+			return fmt.Errorf("loading the kubeconfig: %w", err)
+		}
+		return check.run(ctrl.SetupSignalHandler(), cfg, os.Stdout)
 	}
 	log := ctrl.Log.WithName("setup")
 
