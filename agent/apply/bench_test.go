@@ -17,9 +17,9 @@ import (
 )
 
 // The benchmarks time one sync as the agent runs it (agent/daemon): Observe,
-// the engine Cache (SetNode, Desired), Apply. The informers' part — filling
-// the Cache — and the CNI's — pod endpoints — happen with the timer
-// stopped. A restarted process starts with an empty Cache, so the first
+// the incremental engine (SetNode, Desired), Apply. The informers' part — filling
+// the engine — and the CNI's — pod endpoints — happen with the timer
+// stopped. A restarted process starts with an empty engine, so the first
 // sync and the restarts include the engine's full computation. Each op's
 // HNS calls are reported as hns-reads/op and hns-writes/op.
 
@@ -43,14 +43,14 @@ func BenchmarkSyncWinkernel(b *testing.B) {
 }
 
 // node is one simulated Windows node: its HNS, the agent's ledger file,
-// engine Cache and Applier.
+// incremental engine and Applier.
 type node struct {
 	b          *testing.B
 	cl         *enginetest.Cluster
 	sim        *sim.Sim
 	ledgerPath string
 	ledger     *hns.Ledger
-	cache      *engine.Cache
+	cache      *engine.Incremental
 	app        *apply.Applier
 	// reads and writes sum the HNS calls of the timed syncs.
 	reads, writes int
@@ -69,13 +69,13 @@ func newNode(b *testing.B, cl *enginetest.Cluster, p sim.Profile) *node {
 }
 
 // start is a new agent process: the ledger reopened, a new Applier and a
-// new Cache, filled by the informers (not timed).
+// new incremental engine, filled by the informers (not timed).
 func (n *node) start() {
 	n.b.Helper()
 	if n.ledger != nil {
 		n.closeLedger()
 	}
-	n.cache = n.cl.Cache()
+	n.cache = n.cl.Incremental()
 	n.b.StartTimer()
 	l, err := hns.OpenLedger(n.ledgerPath)
 	if err != nil {

@@ -82,9 +82,9 @@ type agent struct {
 
 	// engine is owned by the sync goroutine; informer handlers queue their changes in pending,
 	// so a long HNS apply never blocks them.
-	engine    *engine.Cache
+	engine    *engine.Incremental
 	pendingMu sync.Mutex
-	pending   []func(*engine.Cache)
+	pending   []func(*engine.Incremental)
 	// synced reports whether the Service and EndpointSlice handlers have seen the initial list.
 	synced []toolscache.InformerSynced
 
@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		client:  mgr.GetClient(),
 		events:  mgr.GetEventRecorder("winproxy-agent"),
 		metrics: NewMetrics(crmetrics.Registry),
-		engine:  engine.NewCache(),
+		engine:  engine.NewIncremental(),
 		runner:  NewRunner(opts.Clock, time.Second, 30*time.Second),
 	}
 	a.changes = newChangeTracker(opts.Clock.Now(), a.metrics.KubeProxy)
@@ -223,22 +223,22 @@ func mustSelector(s string) labels.Selector {
 	return sel
 }
 
-// watch feeds informer events into the engine cache and triggers a sync. Services and slices go
-// into the cache as they change, so a sync recomputes only the services that changed.
+// watch feeds informer events into the incremental engine and triggers a sync. Services and slices go
+// into the engine as they change, so a sync recomputes only the services that changed.
 func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 	handlers := []struct {
 		obj client.Object
-		set func(*engine.Cache, client.Object)
-		del func(*engine.Cache, client.Object)
+		set func(*engine.Incremental, client.Object)
+		del func(*engine.Incremental, client.Object)
 		// relevant filters updates; nil means every update matters.
 		relevant func(old, new any) bool
 	}{
 		{&corev1.Service{},
-			func(c *engine.Cache, o client.Object) { c.SetService(o.(*corev1.Service)) },
-			func(c *engine.Cache, o client.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o client.Object) { c.SetService(o.(*corev1.Service)) },
+			func(c *engine.Incremental, o client.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
 		{&discoveryv1.EndpointSlice{},
-			func(c *engine.Cache, o client.Object) { c.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) },
-			func(c *engine.Cache, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o client.Object) { c.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) },
+			func(c *engine.Incremental, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
 		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
 		{&corev1.Node{}, nil, nil, nodeChanged},
 		// The agent's own status writes need no sync: only a new spec does.
@@ -296,11 +296,11 @@ func generationChanged(old, new any) bool {
 
 // changed queues an object's change for the engine cache and triggers a sync. The proxy health
 // server counts from the oldest queued change how long the node has been behind.
-func (a *agent) changed(o any, apply func(*engine.Cache, client.Object), deleted bool) {
+func (a *agent) changed(o any, apply func(*engine.Incremental, client.Object), deleted bool) {
 	if obj, ok := o.(client.Object); ok && apply != nil {
 		a.changes.observe(obj, deleted)
 		a.pendingMu.Lock()
-		a.pending = append(a.pending, func(c *engine.Cache) { apply(c, obj) })
+		a.pending = append(a.pending, func(c *engine.Incremental) { apply(c, obj) })
 		a.pendingMu.Unlock()
 	}
 	a.health.proxy.QueuedUpdate()

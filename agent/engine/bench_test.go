@@ -44,17 +44,17 @@ func BenchmarkCompute(b *testing.B) {
 	}
 }
 
-// BenchmarkCacheOneEndpointChange is the incremental recomputation after
+// BenchmarkIncrementalOneEndpointChange is the incremental recomputation after
 // one endpoint change: a remote backend of one service moves to another
 // node and back, one move per op. It also reports the heap the incremental
 // engine keeps for the cluster (state-B), which is most of an agent's
 // memory.
-func BenchmarkCacheOneEndpointChange(b *testing.B) {
+func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.name, func(b *testing.B) {
 			cl := w.cluster()
 			before := liveHeap()
-			c := cl.Cache()
+			c := cl.Incremental()
 			c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
 			c.Desired()
 			state := liveHeap() - before
@@ -121,9 +121,9 @@ func movedEndpoint(cl *enginetest.Cluster, service int) (orig, moved *discoveryv
 // both on the 10k cluster.
 func TestIncrementalIsCheaper(t *testing.T) {
 	cl := enginetest.Winkernel(2000, true, false)
-	var c *engine.Cache
+	var c *engine.Incremental
 	full := testing.AllocsPerRun(1, func() {
-		c = cl.Cache()
+		c = cl.Incremental()
 		c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
 		c.Desired()
 	})

@@ -268,11 +268,11 @@ func TestSourceVIPStrategies(t *testing.T) {
 	}
 }
 
-// TestCacheSteps runs the multi-step scenarios through one Cache and checks
+// TestIncrementalSteps runs the multi-step scenarios through one Incremental and checks
 // each step against both the expectation and a full Compute.
-func TestCacheSteps(t *testing.T) {
+func TestIncrementalSteps(t *testing.T) {
 	type step struct {
-		do      func(c *Cache, in *Input)
+		do      func(c *Incremental, in *Input)
 		lbs     []string
 		remotes []string
 	}
@@ -289,13 +289,13 @@ func TestCacheSteps(t *testing.T) {
 				EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})}},
 			steps: []step{
 				{lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]"}},
-				{do: func(c *Cache, in *Input) {
+				{do: func(c *Incremental, in *Input) {
 					in.HNS.Endpoints = append(in.HNS.Endpoints, l2)
 					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""}, ep{"192.168.1.6", nodeName, ""})}
 					c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
 					c.SetEndpointSlice(in.EndpointSlices[0])
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.1.6@EP-L2]"}},
-				{do: func(c *Cache, in *Input) {
+				{do: func(c *Incremental, in *Input) {
 					in.EndpointSlices = append(in.EndpointSlices, slice("svc1", "s2", 80, ep{"192.168.2.3", "node-2", ""}))
 					c.SetEndpointSlice(in.EndpointSlices[1])
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.1.6@EP-L2]"}},
@@ -312,13 +312,13 @@ func TestCacheSteps(t *testing.T) {
 					"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 					"IPv4/clusterip 10.20.30.42:80/TCP ns/svc2:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				}, remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"}},
-				{do: func(c *Cache, in *Input) {
+				{do: func(c *Incremental, in *Input) {
 					in.Services, in.EndpointSlices = in.Services[:1], in.EndpointSlices[:1]
 					c.DeleteService("ns", "svc2")
 					c.DeleteEndpointSlice("ns", "s2")
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]"},
 					remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"}},
-				{do: func(c *Cache, in *Input) {
+				{do: func(c *Incremental, in *Input) {
 					in.EndpointSlices = nil
 					c.DeleteEndpointSlice("ns", "s1")
 				}},
@@ -335,7 +335,7 @@ func TestCacheSteps(t *testing.T) {
 					"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 					"IPv4/clusterip 10.20.30.42:80/TCP ns/svc2:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				}, remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"}},
-				{do: func(c *Cache, in *Input) {
+				{do: func(c *Incremental, in *Input) {
 					in.HNS.Endpoints = []hns.Endpoint{localEP("EP-B", "192.168.2.3")}
 					in.Services = append(in.Services, service("svc3", clusterIPs("10.20.30.43")))
 					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc3", "s3", 80, ep{"192.168.2.3", nodeName, ""})}
@@ -350,7 +350,7 @@ func TestCacheSteps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
-			c := NewCache()
+			c := NewIncremental()
 			c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
 			for _, s := range in.Services {
 				c.SetService(s)

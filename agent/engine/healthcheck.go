@@ -22,9 +22,9 @@ type ServiceHealthCheck struct {
 }
 
 // ServiceHealthChecks lists, by "namespace/name", the Services that need a service health server
-// on this node. It scans the Services the Cache holds, which costs microseconds per thousand
+// on this node. It scans the Services the Incremental holds, which costs microseconds per thousand
 // Services; it is independent of HNS, since a health check reports endpoints, not programming.
-func (c *Cache) ServiceHealthChecks() map[string]ServiceHealthCheck {
+func (c *Incremental) ServiceHealthChecks() map[string]ServiceHealthCheck {
 	family := v1alpha1.IPv4
 	if c.ctx != nil && len(c.ctx.families) > 0 {
 		family = c.ctx.families[0]
@@ -42,7 +42,7 @@ func (c *Cache) ServiceHealthChecks() map[string]ServiceHealthCheck {
 	return out
 }
 
-func (c *Cache) nodeName() string {
+func (c *Incremental) nodeName() string {
 	if c.ctx == nil {
 		return ""
 	}

@@ -13,7 +13,7 @@ func withHealthCheckNodePort(p int32) svcOpt {
 }
 
 func TestServiceHealthChecks(t *testing.T) {
-	c := NewCache()
+	c := NewIncremental()
 	c.SetNode(nodeName, config(false), nil, nil, view(false, ws2022))
 	// Only an ETP=Local LoadBalancer with a healthCheckNodePort gets a service health server.
 	c.SetService(service("web", loadBalancer(30080, "11.21.31.41"), etpLocal, withHealthCheckNodePort(32000)))

@@ -16,8 +16,8 @@ import (
 
 // Desired is the HNS state a node should have, and what is in effect.
 //
-// A Desired returned by a Cache shares the Cache's maps: it is read-only and
-// valid until the Cache is changed again.
+// A Desired returned by an Incremental shares its maps: it is read-only and
+// valid until the Incremental is changed again.
 type Desired struct {
 	LoadBalancers   map[LBKey]LoadBalancer
 	RemoteEndpoints map[netip.Addr]RemoteEndpoint
@@ -60,7 +60,7 @@ func (d *Desired) Problems() []Problem {
 
 // Compute is the engine as one pure function.
 func Compute(in Input) *Desired {
-	c := NewCache()
+	c := NewIncremental()
 	c.SetNode(in.NodeName, in.Config, in.Node, in.Nodes, in.HNS)
 	for _, s := range in.Services {
 		c.SetService(s)
@@ -71,12 +71,12 @@ func Compute(in Input) *Desired {
 	return c.Desired()
 }
 
-// Cache is the engine made incremental: it keeps each service's inputs and
+// Incremental is the engine made incremental: it keeps each service's inputs and
 // contribution, and Desired recomputes only the services whose service,
 // slices or looked-up local HNS endpoints changed since the last call (all
 // of them when the node context changed). Its result equals Compute over the
-// same inputs. A Cache is not safe for concurrent use.
-type Cache struct {
+// same inputs. An Incremental is not safe for concurrent use.
+type Incremental struct {
 	ctx      *nodeContext
 	services map[string]*corev1.Service
 	slices   map[string]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
@@ -108,9 +108,9 @@ type remoteSlot struct {
 	backendRefs, vipRefs int
 }
 
-// NewCache returns an empty Cache; call SetNode before Desired.
-func NewCache() *Cache {
-	return &Cache{
+// NewIncremental returns an empty Incremental; call SetNode before Desired.
+func NewIncremental() *Incremental {
+	return &Incremental{
 		services:  map[string]*corev1.Service{},
 		slices:    map[string]map[string]*discoveryv1.EndpointSlice{},
 		sliceSvc:  map[string]string{},
@@ -133,7 +133,7 @@ func NewCache() *Cache {
 // the HNS view. Services are recomputed only where it matters: all of them
 // when anything but the local endpoints changed, else those that looked up
 // a changed local endpoint IP.
-func (c *Cache) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, view HNSView) {
+func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, view HNSView) {
 	n := newNodeContext(nodeName, &cfg, node, nodes, &view)
 	old := c.ctx
 	c.ctx = n
@@ -155,21 +155,21 @@ func (c *Cache) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node 
 	}
 }
 
-func (c *Cache) markIP(ip netip.Addr) {
+func (c *Incremental) markIP(ip netip.Addr) {
 	for k := range c.byIP[ip] {
 		c.dirty[k] = struct{}{}
 	}
 }
 
 // SetService adds or replaces a service.
-func (c *Cache) SetService(svc *corev1.Service) {
+func (c *Incremental) SetService(svc *corev1.Service) {
 	k := svc.Namespace + "/" + svc.Name
 	c.services[k] = svc
 	c.dirty[k] = struct{}{}
 }
 
 // DeleteService removes a service.
-func (c *Cache) DeleteService(namespace, name string) {
+func (c *Incremental) DeleteService(namespace, name string) {
 	k := namespace + "/" + name
 	delete(c.services, k)
 	c.dirty[k] = struct{}{}
@@ -177,7 +177,7 @@ func (c *Cache) DeleteService(namespace, name string) {
 
 // SetEndpointSlice adds or replaces a slice; slices without the
 // kubernetes.io/service-name label belong to no service.
-func (c *Cache) SetEndpointSlice(s *discoveryv1.EndpointSlice) {
+func (c *Incremental) SetEndpointSlice(s *discoveryv1.EndpointSlice) {
 	c.DeleteEndpointSlice(s.Namespace, s.Name)
 	svc := s.Labels[discoveryv1.LabelServiceName]
 	if svc == "" {
@@ -193,7 +193,7 @@ func (c *Cache) SetEndpointSlice(s *discoveryv1.EndpointSlice) {
 }
 
 // DeleteEndpointSlice removes a slice.
-func (c *Cache) DeleteEndpointSlice(namespace, name string) {
+func (c *Incremental) DeleteEndpointSlice(namespace, name string) {
 	sk := namespace + "/" + name
 	k, ok := c.sliceSvc[sk]
 	if !ok {
@@ -209,9 +209,9 @@ func (c *Cache) DeleteEndpointSlice(namespace, name string) {
 
 // Desired brings the result up to date and returns it (see Desired for
 // its lifetime).
-func (c *Cache) Desired() *Desired {
+func (c *Incremental) Desired() *Desired {
 	if c.ctx == nil {
-		panic("engine: Cache.Desired before SetNode")
+		panic("engine: Incremental.Desired before SetNode")
 	}
 	touchedLB := map[LBKey]struct{}{}
 	touchedIP := map[netip.Addr]struct{}{}
@@ -236,7 +236,7 @@ func (c *Cache) Desired() *Desired {
 	return d
 }
 
-func (c *Cache) sortedSlices(k string) []*discoveryv1.EndpointSlice {
+func (c *Incremental) sortedSlices(k string) []*discoveryv1.EndpointSlice {
 	m := c.slices[k]
 	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
 	for _, name := range slices.Sorted(maps.Keys(m)) {
@@ -245,7 +245,7 @@ func (c *Cache) sortedSlices(k string) []*discoveryv1.EndpointSlice {
 	return out
 }
 
-func (c *Cache) retract(k string, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	r, ok := c.results[k]
 	if !ok {
 		return
@@ -273,7 +273,7 @@ func (c *Cache) retract(k string, touchedLB map[LBKey]struct{}, touchedIP map[ne
 	}
 }
 
-func (c *Cache) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	c.results[k] = r
 	if len(r.problems) > 0 {
 		c.desired.svcProblems[k] = r.problems
@@ -318,7 +318,7 @@ func (c *Cache) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, 
 // refreshFrontend re-decides which key owns a frontend: the smallest key
 // with a contribution wins, the others are reported as conflicts and left
 // out, because HNS would refuse them anyway.
-func (c *Cache) refreshFrontend(fk frontKey) {
+func (c *Incremental) refreshFrontend(fk frontKey) {
 	keys := c.frontends[fk]
 	var live []LBKey
 	for k := range keys {
@@ -361,7 +361,7 @@ func pick(m map[string]LoadBalancer) LoadBalancer {
 	return m[slices.MinFunc(slices.Collect(maps.Keys(m)), strings.Compare)]
 }
 
-func (c *Cache) refreshRemote(ip netip.Addr) {
+func (c *Incremental) refreshRemote(ip netip.Addr) {
 	s := c.remotes[ip]
 	switch {
 	case s == nil:

@@ -6,7 +6,7 @@
 // and per-service problems.
 //
 // The engine does no I/O and reads no clock: the same inputs always give the
-// same Desired. Compute is the whole function; Cache is the same function
+// same Desired. Compute is the whole function; Incremental is the same function
 // made incremental, recomputing only the services whose inputs changed.
 package engine
 

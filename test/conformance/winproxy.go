@@ -20,8 +20,8 @@ import (
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
-// winproxyRun is winproxy's side of a cluster: the engine's incremental
-// Cache and the applier on a simulated host, as the agent wires them. A
+// winproxyRun is winproxy's side of a cluster: the incremental engine
+// and the applier on a simulated host, as the agent wires them. A
 // restart replaces both (the host and the ledger file stay).
 type winproxyRun struct {
 	c        *Cluster
@@ -29,7 +29,7 @@ type winproxyRun struct {
 	host     *sim.Sim
 	ledger   *hns.Ledger
 	applier  *apply.Applier
-	cache    *engine.Cache
+	cache    *engine.Incremental
 	services map[string]*corev1.Service
 	slices   map[string]*discoveryv1.EndpointSlice
 }
@@ -126,7 +126,7 @@ func (w *winproxyRun) addEndpoint(ep LocalEndpoint) error {
 // a new engine cache filled from the informers.
 func (w *winproxyRun) start() {
 	w.applier = apply.New(w.host, w.ledger)
-	w.cache = engine.NewCache()
+	w.cache = engine.NewIncremental()
 	for _, s := range w.services {
 		w.cache.SetService(s)
 	}
@@ -204,7 +204,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	return w.dump()
 }
 
-// compareWithCompute checks the Cache's result against the engine as one
+// compareWithCompute checks the incremental engine's result against the engine as one
 // pure function over the same inputs.
 func (w *winproxyRun) compareWithCompute(d *engine.Desired, v engine.HNSView) string {
 	in := engine.Input{NodeName: w.c.NodeName, Config: w.cfg, HNS: v}

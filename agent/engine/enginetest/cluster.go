@@ -184,10 +184,10 @@ func (c *Cluster) Input(v engine.HNSView) engine.Input {
 	return engine.Input{NodeName: c.NodeName, Config: c.Config, Services: c.Services, EndpointSlices: c.EndpointSlices, HNS: v}
 }
 
-// Cache returns an engine Cache holding the cluster's services and slices,
+// Incremental returns an incremental engine holding the cluster's services and slices,
 // as the agent's informers fill it; SetNode is the caller's.
-func (c *Cluster) Cache() *engine.Cache {
-	ec := engine.NewCache()
+func (c *Cluster) Incremental() *engine.Incremental {
+	ec := engine.NewIncremental()
 	for _, s := range c.Services {
 		ec.SetService(s)
 	}
