@@ -2,9 +2,12 @@
 // it can: identical load balancers are left alone, changed ones are modified
 // in place where HNS supports it, remote endpoints are created before the
 // load balancers that need them and deleted after the last one stopped
-// using them. It only ever deletes objects it created (recorded in an
-// hns.Ledger), with the single exception winkernel also makes (reference
-// §7.4): a foreign load balancer holding exactly the frontend it must create.
+// using them. It only ever deletes or modifies objects that prove to be its
+// own (hns.Owned: an endpoint by its winproxy- name, a load balancer by the
+// content an hns.Ledger entry records), with the single exception winkernel
+// also makes (reference §7.4): a foreign load balancer holding exactly the
+// frontend it must create. A load balancer identical to one it wants is
+// adopted without a call, so a lost ledger costs no blackout.
 //
 // Drift is repaired: every sync lists the host's load balancers and the
 // network's endpoints (reads), so an object deleted behind the agent's back
@@ -35,8 +38,8 @@ type Applier struct {
 	base  time.Duration
 	max   time.Duration
 
-	version                *hns.Version
-	networkID, networkName string
+	version   *hns.Version
+	networkID string
 	// noModify is set after HNS answered E_NOTIMPL to a modify, or accepted
 	// one without carrying it out: from then on changed LBs are deleted and
 	// recreated (for the process lifetime).
@@ -67,9 +70,10 @@ func WithBackoff(base, max time.Duration) Option {
 	return func(a *Applier) { a.base, a.max = base, max }
 }
 
-// New returns an Applier programming c. The ledger records what it creates;
-// reopening the same ledger file after a restart is how the new process
-// recognises its objects.
+// New returns an Applier programming c. The ledger records the load
+// balancers it creates; reopening the same ledger file after a restart is
+// how the new process recognises those that differ from what it wants now
+// (it adopts identical ones even without it).
 func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
 	a := &Applier{
 		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},

@@ -50,10 +50,15 @@ type Result struct {
 	// DriftRepairs counts objects found deleted behind the agent's back and
 	// recreated.
 	DriftRepairs int
-	// Adopted counts unrecorded LBs proven the agent's by a create intent
-	// (a kill came between create and ledger write), taken over without a
-	// call.
+	// Adopted counts LBs taken over without a call: unrecorded ones proven
+	// the agent's by a create intent (a kill came between create and ledger
+	// write), and ones identical to a desired LB that did not prove to be
+	// the agent's (the ledger lost or lacking them, a previous proxy's).
 	Adopted int
+	// Disowned lists recorded LBs that no longer prove to be the agent's
+	// (changed behind its back, or recorded without fingerprint by an
+	// earlier version and identical to nothing desired): left alone.
+	Disowned []string
 	// ForeignReplaced lists the frontends of foreign LBs deleted because
 	// they blocked a create (reference §7.4).
 	ForeignReplaced []string
@@ -132,38 +137,14 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 		clear(a.lbIDs)
 		clear(a.epIDs)
 		clear(a.retries)
-		if strings.EqualFold(a.networkName, o.View.Network.Name) {
-			if err := a.forgetEndpointsGoneWith(o.View.Endpoints); err != nil {
-				return r, err
-			}
-		}
 	}
-	a.networkID, a.networkName = o.View.Network.ID, o.View.Network.Name
+	a.networkID = o.View.Network.ID
 
 	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: a.index}
 	defer a.index.reset()
 	err := s.run()
 	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
 	return r, err
-}
-
-// forgetEndpointsGoneWith drops from the ledger the endpoints of a network
-// that was recreated, i.e. those not listed on its successor: no HNS call
-// can delete them any more. A network the config merely switched away from
-// still exists, so its endpoints stay recorded for winproxy-agent cleanup.
-func (a *Applier) forgetEndpointsGoneWith(listed []hns.Endpoint) error {
-	on := make(map[string]bool, len(listed))
-	for _, ep := range listed {
-		on[strings.ToUpper(ep.ID)] = true
-	}
-	for _, id := range a.owned.Ledger.IDs(hns.KindEndpoint) {
-		if !on[id] {
-			if err := a.owned.Ledger.Forget(hns.KindEndpoint, id); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func (s *syncState) run() error {
@@ -223,8 +204,7 @@ func (s *syncState) fail(object string, err error) {
 }
 
 // indexEndpoints classifies the network's endpoints. Ours are recognised by
-// the ledger or by the winproxy- name (ledger lost): the latter are adopted
-// without a call. A remote endpoint of ours that duplicates a local
+// their winproxy- name. A remote endpoint of ours that duplicates a local
 // endpoint's IP (the WS2019/2022 quirk) is deleted; foreign ones are left.
 func (s *syncState) indexEndpoints() error {
 	a := s.a
@@ -248,14 +228,7 @@ func (s *syncState) indexEndpoints() error {
 		if !ep.Remote {
 			continue
 		}
-		// Owned.OwnsEndpoint, with the ledger asked once.
-		recorded := a.owned.Ledger.Owns(hns.KindEndpoint, ep.ID)
-		mine := recorded || hns.HasOwnedName(*ep)
-		if mine && !recorded {
-			if err := a.owned.Adopt(hns.KindEndpoint, ep.ID); err != nil {
-				return err
-			}
-		}
+		mine := a.owned.OwnsEndpoint(*ep)
 		if mine {
 			s.ours = append(s.ours, i)
 		}
@@ -280,7 +253,7 @@ func (s *syncState) indexEndpoints() error {
 		s.forgetUnlisted()
 	}
 	for _, ep := range dups {
-		if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
+		if err := a.owned.DeleteEndpoint(s.ctx, *ep); err != nil && !hns.IsNotFound(err) {
 			if isFatal(err) {
 				return err
 			}
@@ -304,7 +277,6 @@ func (s *syncState) forgetUnlisted() {
 	for ip, id := range a.epIDs {
 		if !listed[strings.ToUpper(id)] {
 			delete(a.epIDs, ip)
-			_ = a.owned.Ledger.Forget(hns.KindEndpoint, id)
 			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
 				s.r.DriftRepairs++
 			}
@@ -373,11 +345,7 @@ func (s *syncState) deleteStaleSourceVIPEndpoints() error {
 		if ep.HasIP(cur) || s.sourceVIPInUse(ep) {
 			continue
 		}
-		// Recognised by its name alone when the ledger was lost.
-		if err := a.owned.Adopt(hns.KindEndpoint, ep.ID); err != nil {
-			return err
-		}
-		err := a.owned.DeleteEndpoint(s.ctx, ep.ID)
+		err := a.owned.DeleteEndpoint(s.ctx, *ep)
 		s.write(WriteEPDelete)
 		if err != nil && !hns.IsNotFound(err) {
 			if isFatal(err) {
@@ -449,7 +417,7 @@ func (s *syncState) replaceRemote(want engine.RemoteEndpoint) error {
 		ep := s.o.View.Endpoints[i]
 		// Ours but stale (e.g. the provider address moved): endpoints
 		// cannot be modified, so replace it.
-		if err := a.owned.DeleteEndpoint(s.ctx, ep.ID); err != nil && !hns.IsNotFound(err) {
+		if err := a.owned.DeleteEndpoint(s.ctx, ep); err != nil && !hns.IsNotFound(err) {
 			if isFatal(err) {
 				return err
 			}
@@ -555,26 +523,31 @@ func frontOf(lb hns.LoadBalancer) frontKey {
 }
 
 // matchLoadBalancers maps desired keys to listed LBs: the remembered ID if
-// it is still listed (else that is drift), or after a restart an owned LB
-// with the same content or the same frontend. An LB the agent created but
-// was killed before recording is owned once AdoptCreated found its intent;
-// any other unowned LB is foreign however identical it is (a previous
-// proxy's): it is replaced only if it blocks a create (reference §7.4).
+// it is still listed (else that is drift), or, for the others (after a
+// restart, for new services), a listed LB with exactly the desired content,
+// else one proven the agent's with the same frontend, to be modified.
+//
+// An identical LB is taken whoever created it, and adopted if it does not
+// prove to be the agent's (the ledger lost or lacks it, an earlier version
+// recorded it without fingerprint, kube-proxy left it): that changes
+// nothing on the data plane, where replacing it because it holds the
+// frontend (reference §7.4) would delete and recreate the same LB. Any
+// other LB that does not prove to be the agent's is foreign, and is
+// replaced only if it blocks a create.
 func (s *syncState) matchLoadBalancers() error {
 	a := s.a
-	adopted, err := a.owned.AdoptCreated(s.o.LoadBalancers)
+	adopted, err := a.owned.Settle(s.o.LoadBalancers)
 	if err != nil {
 		return err
 	}
 	s.r.Adopted = adopted
 	for key, id := range a.lbIDs {
 		uid := strings.ToUpper(id)
-		if _, ok := s.listedLB[uid]; ok && a.owned.OwnsLoadBalancer(id) {
+		if _, ok := s.listedLB[uid]; ok && a.owned.Ledger.Has(id) {
 			s.claimed[uid] = true
 			continue
 		}
 		delete(a.lbIDs, key)
-		_ = a.owned.Ledger.Forget(hns.KindLoadBalancer, id)
 		if _, wanted := s.d.LoadBalancers[key]; wanted {
 			s.r.DriftRepairs++
 		}
@@ -584,25 +557,31 @@ func (s *syncState) matchLoadBalancers() error {
 		return nil // the usual resync: no listed LB needs indexing by content
 	}
 	ownedByFront := map[frontKey]string{}
-	exact := map[string][]string{} // content signature -> owned listed IDs
+	// content signature -> unclaimed listed IDs, proven the agent's or not
+	owned, other := map[string][]string{}, map[string][]string{}
 	for _, lb := range s.o.LoadBalancers {
-		if a.owned.OwnsLoadBalancer(lb.ID) {
-			ownedByFront[frontOf(lb)] = strings.ToUpper(lb.ID)
-			exact[signature(lb)] = append(exact[signature(lb)], strings.ToUpper(lb.ID))
+		uid := strings.ToUpper(lb.ID)
+		switch {
+		case s.claimed[uid]:
+		case a.owned.OwnsLoadBalancer(lb):
+			ownedByFront[frontOf(lb)] = uid
+			owned[signature(lb)] = append(owned[signature(lb)], uid)
+		default:
+			other[signature(lb)] = append(other[signature(lb)], uid)
 		}
 	}
 	for _, lb := range unmapped {
 		want := s.build(lb)
-		var found string
-		for _, id := range exact[signature(want)] {
-			if !s.claimed[id] && sameLB(s.listedLB[id], want) {
-				found = id
-				break
-			}
+		found := s.unclaimedSame(owned[signature(want)], want)
+		if id, ok := ownedByFront[frontOf(want)]; found == "" && ok && !s.claimed[id] {
+			found = id
 		}
 		if found == "" {
-			if id, ok := ownedByFront[frontOf(want)]; ok && !s.claimed[id] {
-				found = id
+			if found = s.unclaimedSame(other[signature(want)], want); found != "" {
+				if err := a.owned.Adopt(s.listedLB[found]); err != nil {
+					return err
+				}
+				s.r.Adopted++
 			}
 		}
 		if found == "" {
@@ -612,6 +591,17 @@ func (s *syncState) matchLoadBalancers() error {
 		s.claimed[found] = true
 	}
 	return nil
+}
+
+// unclaimedSame returns the first of ids not yet claimed whose LB has
+// want's content.
+func (s *syncState) unclaimedSame(ids []string, want hns.LoadBalancer) string {
+	for _, id := range ids {
+		if !s.claimed[id] && sameLB(s.listedLB[id], want) {
+			return id
+		}
+	}
+	return ""
 }
 
 // unmappedLoadBalancers lists in key order the desired LBs that no listed
@@ -636,8 +626,9 @@ func signature(lb hns.LoadBalancer) string {
 	return fmt.Sprint(lb.FrontendVIPs, lb.PortMapping, lb.Flags, lb.SourceVIP)
 }
 
-// deleteUnwantedLoadBalancers removes owned LBs no desired key maps to,
-// before creates, so that frontends they hold are free.
+// deleteUnwantedLoadBalancers removes the agent's LBs no desired key maps
+// to, before creates, so that frontends they hold are free. A recorded one
+// that no longer proves to be the agent's is disowned instead.
 func (s *syncState) deleteUnwantedLoadBalancers() error {
 	a := s.a
 	for key, id := range a.lbIDs {
@@ -647,11 +638,16 @@ func (s *syncState) deleteUnwantedLoadBalancers() error {
 		}
 	}
 	for _, lb := range s.o.LoadBalancers {
-		uid := strings.ToUpper(lb.ID)
-		if s.claimed[uid] || !a.owned.OwnsLoadBalancer(lb.ID) {
+		if s.claimed[strings.ToUpper(lb.ID)] || !a.owned.Ledger.Has(lb.ID) {
 			continue
 		}
-		if err := s.deleteLB(lb.ID); err != nil {
+		if !a.owned.OwnsLoadBalancer(lb) {
+			if err := s.disown(lb); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.deleteLB(lb); err != nil {
 			if isFatal(err) {
 				return err
 			}
@@ -661,13 +657,26 @@ func (s *syncState) deleteUnwantedLoadBalancers() error {
 	return nil
 }
 
-func (s *syncState) deleteLB(id string) error {
-	err := s.a.owned.DeleteLoadBalancer(s.ctx, id)
+func (s *syncState) deleteLB(lb hns.LoadBalancer) error {
+	err := s.a.owned.DeleteLoadBalancer(s.ctx, lb)
 	s.write(WriteLBDelete)
 	if err != nil && !hns.IsNotFound(err) {
 		return err
 	}
-	delete(s.listedLB, strings.ToUpper(id))
+	delete(s.listedLB, strings.ToUpper(lb.ID))
+	return nil
+}
+
+// disown gives up a recorded LB that does not prove to be the agent's: it
+// was changed behind the agent's back (so it is not what the agent wrote),
+// or recorded without fingerprint by an earlier version and found identical
+// to nothing desired. Its entry is dropped and it is reported; the agent
+// leaves it alone from then on, unless it blocks a frontend (§7.4).
+func (s *syncState) disown(lb hns.LoadBalancer) error {
+	if err := s.a.owned.Disown(lb.ID); err != nil {
+		return err
+	}
+	s.r.Disowned = append(s.r.Disowned, lb.String())
 	return nil
 }
 
@@ -733,14 +742,24 @@ func (s *syncState) programmed(lb engine.LoadBalancer) bool {
 // service did not opt out), else delete and create.
 func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id string, mapped bool) error {
 	a := s.a
-	if asked, ok := a.lastModified[lb.Key]; ok && mapped && !sameLB(s.listedLB[strings.ToUpper(id)], asked) {
+	cur := s.listedLB[strings.ToUpper(id)]
+	if mapped && !a.owned.OwnsLoadBalancer(cur) {
+		// Changed behind the agent's back: no longer its own. If it still
+		// holds the frontend, the create below replaces it (§7.4).
+		if err := s.disown(cur); err != nil {
+			return err
+		}
+		delete(a.lbIDs, lb.Key)
+		mapped = false
+	}
+	if asked, ok := a.lastModified[lb.Key]; ok && mapped && !sameLB(cur, asked) {
 		// Last sync's modify was accepted but not carried out (HNS 15.4
 		// keeps the old backends, k/k #131466): modifying again would
 		// repeat forever.
 		a.noModify = true
 	}
 	if mapped && !a.noModify && !lb.Recreate && s.o.View.Capabilities.ModifyLoadBalancer {
-		got, err := a.owned.ModifyLoadBalancer(s.ctx, id, want)
+		got, err := a.owned.ModifyLoadBalancer(s.ctx, cur, want)
 		s.write(WriteLBModify)
 		if err == nil {
 			s.listedLB[strings.ToUpper(got.ID)] = got
@@ -753,7 +772,7 @@ func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id str
 		a.noModify = true // E_NOTIMPL: fall back for the rest of the process
 	}
 	if mapped {
-		if err := s.deleteLB(id); err != nil {
+		if err := s.deleteLB(cur); err != nil {
 			return err
 		}
 		delete(a.lbIDs, lb.Key)
@@ -786,10 +805,10 @@ func (s *syncState) create(want hns.LoadBalancer) (hns.LoadBalancer, error) {
 		return got, err
 	}
 	b := blockers[0]
-	owned := s.a.owned.OwnsLoadBalancer(b.ID)
+	owned := s.a.owned.OwnsLoadBalancer(b)
 	var derr error
 	if owned {
-		derr = s.a.owned.DeleteLoadBalancer(s.ctx, b.ID)
+		derr = s.a.owned.DeleteLoadBalancer(s.ctx, b)
 	} else {
 		derr = s.a.raw.DeleteLoadBalancer(s.ctx, b.ID)
 	}
@@ -830,7 +849,7 @@ func (s *syncState) deleteUnusedRemoteEndpoints() error {
 			kept++
 			continue
 		}
-		err := a.owned.DeleteEndpoint(s.ctx, ep.ID)
+		err := a.owned.DeleteEndpoint(s.ctx, *ep)
 		s.write(WriteEPDelete)
 		if err != nil && !hns.IsNotFound(err) {
 			if isFatal(err) {

@@ -10,37 +10,41 @@
 //
 // # Ownership
 //
-// The agent must only delete HNS objects it created, and after a restart it
-// must recognise its own objects without writing anything. HNS offers no
-// free-form tags on load balancers, so ownership is recorded on two levels:
+// The agent must only delete HNS objects it created, after a restart it
+// must recognise its own objects without writing anything, and neither may
+// rest on a file alone: a lost file must not cost a blackout, and a line
+// added to it must not let the agent delete a stranger's object. So an
+// object proves to be winproxy's by what HNS itself holds:
 //
-//   - A Ledger: a small append-only journal file kept by the agent (on a host
-//     path, next to the agent's other state) listing the IDs of every load
-//     balancer and endpoint the agent created. It is the authority for
-//     "ours": Owned (a Client wrapper) records an ID after each successful
-//     create, forgets it after a delete, and refuses to delete or modify an
-//     ID that is not in the ledger (ErrNotOwned). Re-reading the ledger and
-//     listing HNS costs zero writes.
-//   - Endpoint names: every endpoint winproxy creates is named with the
-//     EndpointNamePrefix ("winproxy-"). This survives in HNS itself, so the
-//     agent's endpoints stay recognisable even if the ledger file is lost,
-//     and admins can see them with hnsdiag. Load balancers have no name
-//     field, hence the ledger.
+//   - An endpoint by its name: every endpoint winproxy creates is named with
+//     EndpointNamePrefix ("winproxy-"), which HNS keeps for the endpoint's
+//     lifetime and offers no way to change. Admins see it with hnsdiag.
+//   - A load balancer, which has no name or tag field, by its content: the
+//     Ledger, a small append-only journal on a host path, records each LB's
+//     ID with the fingerprint of the content the agent created or last
+//     wrote. Owned (the agent's writes) deletes or modifies an LB only as
+//     listed, and only if its content matches its entry: an entry without
+//     fingerprint, or an LB someone changed since, is refused
+//     (ErrNotOwned). The fingerprint is no secret; against someone who can
+//     write the file and compute it, the folder's ACL (SecureLedgerDir) is
+//     the protection, and such a person can delete the LB anyway.
 //
-// Both mechanisms work unchanged on Windows and against the simulator
-// (including a simulator persisted to a file and shared between processes),
-// because neither depends on implementation-specific storage.
+// What the ledger lacks is rebuilt from HNS. An LB identical to one the
+// agent wants (frontend, flags, port mapping, source VIP, backends) is
+// adopted without a call, however it came to be unrecorded (the ledger lost,
+// an earlier version's entry without fingerprint, kube-proxy's LB after a
+// migration): that changes nothing on the data plane, where replacing it
+// because it holds the agent's frontend (winkernel reference §7.4) would
+// delete and recreate the same LB. A non-identical LB that does not prove
+// to be winproxy's is foreign; the agent deletes it only when it blocks a
+// frontend the agent must create (§7.4).
 //
 // Creating a load balancer and recording its ID cannot be one step, so
-// Owned.CreateLoadBalancer first appends an intent (a hash of the LB's
-// content) and replaces it by the ID after the create, or drops it on
-// failure. A process killed in between leaves the intent; on the next sync
-// Owned.AdoptCreated records the unrecorded LB matching it and drops the
-// rest. No other unrecorded LB is ever adopted, however identical to a
-// desired one: kube-proxy's or an admin's stays foreign, and the agent
-// deletes it only when it blocks a frontend the agent must create
-// (winkernel reference §7.4). Residue: killed after the intent but before an
-// identical foreign blocker was replaced, the agent adopts that blocker,
-// which is what the replacement would have produced. A lost ledger proves
-// no load balancer ours: each is then replaced once through §7.4.
+// Owned.CreateLoadBalancer first appends an intent (the fingerprint) and
+// replaces it by the ID after the create, or drops it on a failure other
+// than a timeout. A process killed in between leaves the intent; on the
+// next sync Owned.Settle records the unrecorded LB matching it, even if the
+// service changed meanwhile, and drops the rest. A modify records the
+// contents before and after the call, so a kill in between leaves an LB
+// still proven winproxy's.
 package hns

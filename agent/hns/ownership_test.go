@@ -16,45 +16,6 @@ import (
 
 var ctx = context.Background()
 
-func TestLedgerJournal(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "owned")
-	l, err := hns.OpenLedger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"b-lb", "a-lb", "gone"} {
-		if err := l.Record(hns.KindLoadBalancer, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Record(hns.KindEndpoint, "ep1")
-	l.Forget(hns.KindLoadBalancer, "GONE") // case-insensitive
-	l.Close()
-
-	// A kill mid-append leaves a torn line; it is ignored.
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("+L half")
-	f.Close()
-
-	l2, err := hns.OpenLedger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
-	got := map[string][]string{"lb": l2.IDs(hns.KindLoadBalancer), "ep": l2.IDs(hns.KindEndpoint)}
-	want := map[string][]string{"lb": {"A-LB", "B-LB"}, "ep": {"EP1"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("reloaded ledger (-want +got):\n%s", diff)
-	}
-	b, _ := os.ReadFile(path)
-	if diff := cmp.Diff("+L A-LB\n+L B-LB\n+E EP1\n", string(b)); diff != "" {
-		t.Errorf("compacted journal (-want +got):\n%s", diff)
-	}
-	if !l2.Owns(hns.KindLoadBalancer, "a-lb") || l2.Owns(hns.KindEndpoint, "a-lb") {
-		t.Error("Owns is wrong")
-	}
-}
-
 func newOwnedHost(t *testing.T, ledgerPath string, s *sim.Sim) (*hns.Owned, hns.Network, hns.Endpoint) {
 	t.Helper()
 	l, err := hns.OpenLedger(ledgerPath)
@@ -73,15 +34,79 @@ func newOwnedHost(t *testing.T, ledgerPath string, s *sim.Sim) (*hns.Owned, hns.
 	return hns.NewOwned(s, l), n, pod
 }
 
-func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
-	dir := t.TempDir()
-	s, err := sim.New(sim.WithProfile(sim.WS2025), sim.WithStateFile(filepath.Join(dir, "host.json")))
+func newSim(t *testing.T, opts ...sim.Option) *sim.Sim {
+	t.Helper()
+	s, err := sim.New(append([]sim.Option{sim.WithProfile(sim.WS2025)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	s.AddNetwork(hns.Network{Name: "vxlan0", Type: hns.NetworkTypeOverlay})
-	s.AddLocalEndpoint("vxlan0", "pod", netip.MustParseAddr("10.244.1.10"))
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.AddNetwork(hns.Network{Name: "vxlan0", Type: hns.NetworkTypeOverlay}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddLocalEndpoint("vxlan0", "pod", netip.MustParseAddr("10.244.1.10")); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func lbOn(vip string, backends ...string) hns.LoadBalancer {
+	return hns.LoadBalancer{FrontendVIPs: []netip.Addr{netip.MustParseAddr(vip)},
+		PortMapping: hns.PortMapping{Protocol: 6, InternalPort: 8080, ExternalPort: 80}, BackendEndpointIDs: backends}
+}
+
+func listed(t *testing.T, c hns.Client, id string) hns.LoadBalancer {
+	t.Helper()
+	lb, err := c.GetLoadBalancer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}
+
+func TestLedgerJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "owned")
+	// Lines of an earlier version: endpoints, and LBs without fingerprint.
+	if err := os.WriteFile(path, []byte("+E EP1\n+L old-lb\n+L gone\n-L GONE\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newSim(t)
+	o, _, pod := newOwnedHost(t, path, s)
+	lb, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Ledger.Close()
+	// A kill mid-append leaves a torn line; it is ignored.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("+L half")
+	f.Close()
+
+	l, err := hns.OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if diff := cmp.Diff([]string{lb.ID, "OLD-LB"}, l.IDs()); diff != "" {
+		t.Errorf("reloaded ledger (-want +got):\n%s", diff)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "+L "+lb.ID+" ") || len(strings.Fields(lines[0])) != 3 || lines[1] != "+L OLD-LB" {
+		t.Errorf("compacted journal:\n%s", b)
+	}
+	o2 := hns.NewOwned(s, l)
+	if !o2.OwnsLoadBalancer(listed(t, s, lb.ID)) {
+		t.Error("the LB created before the restart is not proven the agent's")
+	}
+	if !l.Has("old-lb") || o2.OwnsLoadBalancer(hns.LoadBalancer{ID: "OLD-LB"}) {
+		t.Error("an entry without fingerprint must be read, and prove nothing")
+	}
+}
+
+func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
+	dir := t.TempDir()
+	s := newSim(t, sim.WithStateFile(filepath.Join(dir, "host.json")))
 	foreign, err := s.AddLoadBalancer(hns.LoadBalancer{PortMapping: hns.PortMapping{Protocol: 6, InternalPort: 9, ExternalPort: 9}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,22 +120,32 @@ func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
 	if remote.Name != "winproxy-10.244.2.5" || !o.OwnsEndpoint(remote) || o.OwnsEndpoint(pod) {
 		t.Errorf("endpoint ownership wrong: %+v", remote)
 	}
-	lb, err := o.CreateLoadBalancer(ctx, hns.LoadBalancer{
-		FrontendVIPs:       []netip.Addr{netip.MustParseAddr("10.96.0.10")},
-		PortMapping:        hns.PortMapping{Protocol: 6, InternalPort: 8080, ExternalPort: 80},
-		BackendEndpointIDs: []string{pod.ID, remote.ID},
-	})
+	lb, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID, remote.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The foreign LB's ID in the ledger, as a bare entry of an earlier
+	// version would put it, gives no right to it.
+	o.Ledger.Close()
+	f, _ := os.OpenFile(filepath.Join(dir, "owned"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("+L " + foreign.ID + "\n")
+	f.Close()
+	o, _, _ = newOwnedHost(t, filepath.Join(dir, "owned"), s)
+	if !o.Ledger.Has(foreign.ID) {
+		t.Fatal("the bare entry was not read")
+	}
+	changed := listed(t, s, lb.ID)
+	changed.BackendEndpointIDs = changed.BackendEndpointIDs[:1]
 
 	refused := []struct {
 		name string
 		run  func() error
 	}{
-		{"delete foreign LB", func() error { return o.DeleteLoadBalancer(ctx, foreign.ID) }},
-		{"modify foreign LB", func() error { _, err := o.ModifyLoadBalancer(ctx, foreign.ID, foreign); return err }},
-		{"delete local pod endpoint", func() error { return o.DeleteEndpoint(ctx, pod.ID) }},
+		{"delete foreign LB", func() error { return o.DeleteLoadBalancer(ctx, foreign) }},
+		{"modify foreign LB", func() error { _, err := o.ModifyLoadBalancer(ctx, foreign, foreign); return err }},
+		{"delete own LB as someone changed it", func() error { return o.DeleteLoadBalancer(ctx, changed) }},
+		{"modify own LB as someone changed it", func() error { _, err := o.ModifyLoadBalancer(ctx, changed, changed); return err }},
+		{"delete local pod endpoint", func() error { return o.DeleteEndpoint(ctx, pod) }},
 	}
 	s.Reset()
 	for _, tt := range refused {
@@ -125,7 +160,7 @@ func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
 	}
 
 	// Restart: a new process with a new Sim and ledger on the same files
-	// re-adopts with reads only.
+	// recognises its objects with reads only.
 	s2, err := sim.New(sim.WithStateFile(filepath.Join(dir, "host.json")))
 	if err != nil {
 		t.Fatal(err)
@@ -133,11 +168,11 @@ func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
 	defer s2.Close()
 	o2, _, _ := newOwnedHost(t, filepath.Join(dir, "owned"), s2)
 	s2.Reset()
-	lbs, _ := o2.ListLoadBalancers(ctx)
-	eps, _ := o2.ListEndpoints(ctx, n.ID)
+	lbs, _ := s2.ListLoadBalancers(ctx)
+	eps, _ := s2.ListEndpoints(ctx, n.ID)
 	var ownedLBs, ownedEPs []string
 	for _, x := range lbs {
-		if o2.OwnsLoadBalancer(x.ID) {
+		if o2.OwnsLoadBalancer(x) {
 			ownedLBs = append(ownedLBs, x.ID)
 		}
 	}
@@ -147,58 +182,89 @@ func TestOwnedOnlyTouchesItsOwnObjects(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff([]string{lb.ID}, ownedLBs); diff != "" {
-		t.Errorf("re-adopted LBs (-want +got):\n%s", diff)
+		t.Errorf("LBs proven the agent's (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{remote.ID}, ownedEPs); diff != "" {
-		t.Errorf("re-adopted endpoints (-want +got):\n%s", diff)
+		t.Errorf("endpoints proven the agent's (-want +got):\n%s", diff)
 	}
 	if c := s2.Counts(); c.Writes != 0 {
 		t.Errorf("restart wrote to HNS: %+v", c)
 	}
 
+	// HNS down: a failed delete is not "gone", the ledger keeps the ID.
+	cur := listed(t, s2, lb.ID)
+	s2.SetHNSRunning(false)
+	if err := o2.DeleteLoadBalancer(ctx, cur); !hns.IsHNSNotRunning(err) || !o2.Ledger.Has(lb.ID) {
+		t.Errorf("delete while HNS down: %v, recorded=%v", err, o2.Ledger.Has(lb.ID))
+	}
+	s2.SetHNSRunning(true)
 	// An LB deleted behind our back is forgotten on delete (not found).
 	s2.RemoveLoadBalancer(lb.ID)
-	if err := o2.DeleteLoadBalancer(ctx, lb.ID); !hns.IsNotFound(err) {
-		t.Errorf("delete of vanished LB: %v", err)
+	if err := o2.DeleteLoadBalancer(ctx, cur); !hns.IsNotFound(err) || o2.Ledger.Has(lb.ID) {
+		t.Errorf("delete of vanished LB: %v, recorded=%v", err, o2.Ledger.Has(lb.ID))
 	}
-	if o2.OwnsLoadBalancer(lb.ID) {
-		t.Error("vanished LB still in ledger")
-	}
-	if err := o2.DeleteEndpoint(ctx, remote.ID); err != nil || o2.OwnsEndpoint(hns.Endpoint{ID: remote.ID}) {
+	if err := o2.DeleteEndpoint(ctx, remote); err != nil {
 		t.Errorf("delete owned endpoint: %v", err)
-	}
-	// HNS down: a failed delete is not "gone", the ledger keeps the ID.
-	o2.Adopt(hns.KindLoadBalancer, foreign.ID)
-	s2.SetHNSRunning(false)
-	if err := o2.DeleteLoadBalancer(ctx, foreign.ID); !hns.IsHNSNotRunning(err) || !o2.OwnsLoadBalancer(foreign.ID) {
-		t.Errorf("delete while HNS down: %v, owned=%v", err, o2.OwnsLoadBalancer(foreign.ID))
 	}
 }
 
-func TestLedgerOwnsIgnoresCaseAndSpace(t *testing.T) {
-	l, err := hns.OpenLedger("")
+// A modified LB's entry accepts the content before the modify, the one
+// asked for and the one HNS answered, so that a kill, a timeout or a modify
+// HNS did not carry out leaves an LB still proven the agent's; any other
+// content is not the agent's.
+func TestModifyRecordsTheContentsItMayLeave(t *testing.T) {
+	s := newSim(t)
+	o, _, pod := newOwnedHost(t, "", s)
+	before, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Record(hns.KindEndpoint, "ab-12"); err != nil {
+	asked := before
+	asked.PortMapping.InternalPort = 8081
+	after, err := o.ModifyLoadBalancer(ctx, before, asked)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"AB-12", "ab-12", "Ab-12", " ab-12 "} {
-		if !l.Owns(hns.KindEndpoint, id) {
-			t.Errorf("Owns(%q) = false, want true", id)
+	other := after
+	other.PortMapping.InternalPort = 8082
+	for _, tt := range []struct {
+		lb   hns.LoadBalancer
+		want bool
+	}{{before, true}, {after, true}, {other, false}} {
+		if got := o.OwnsLoadBalancer(tt.lb); got != tt.want {
+			t.Errorf("OwnsLoadBalancer(%v) = %v, want %v", tt.lb, got, tt.want)
 		}
 	}
-	for _, id := range []string{"AB-1", "", "ab-123"} {
-		if l.Owns(hns.KindEndpoint, id) {
-			t.Errorf("Owns(%q) = true, want false", id)
+	// The next modify narrows the entry to what the LB held then.
+	if _, err := o.ModifyLoadBalancer(ctx, after, other); err != nil {
+		t.Fatal(err)
+	}
+	if o.OwnsLoadBalancer(before) || !o.OwnsLoadBalancer(after) || !o.OwnsLoadBalancer(other) {
+		t.Error("the second modify did not narrow the entry to the contents it may leave")
+	}
+}
+
+func TestLedgerHasIgnoresCaseAndSpace(t *testing.T) {
+	s := newSim(t)
+	o, _, pod := newOwnedHost(t, "", s)
+	lb, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.Ledger
+	for _, id := range []string{lb.ID, strings.ToLower(lb.ID), " " + lb.ID + " "} {
+		if !l.Has(id) {
+			t.Errorf("Has(%q) = false, want true", id)
 		}
 	}
-	if l.Owns(hns.KindLoadBalancer, "AB-12") {
-		t.Error("Owns mixes kinds")
+	for _, id := range []string{lb.ID[1:], "", lb.ID + "0"} {
+		if l.Has(id) {
+			t.Errorf("Has(%q) = true, want false", id)
+		}
 	}
-	// The agent asks for every listed object on every sync.
-	if n := testing.AllocsPerRun(100, func() { l.Owns(hns.KindEndpoint, "AB-12") }); n != 0 {
-		t.Errorf("Owns of a stored ID allocates %v times, want 0", n)
+	// The agent asks for listed objects on every sync.
+	if n := testing.AllocsPerRun(100, func() { l.Has(lb.ID) }); n != 0 {
+		t.Errorf("Has of a stored ID allocates %v times, want 0", n)
 	}
 }
 
@@ -214,60 +280,49 @@ func (c crashAfterCreate) CreateLoadBalancer(ctx context.Context, lb hns.LoadBal
 func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "owned")
-	// A journal of an older version: its lines keep their meaning.
-	if err := os.WriteFile(path, []byte("+L OLD-LB\n+E EP1\n+L GONE\n-L GONE\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := sim.MustNew(sim.WithProfile(sim.WS2025))
-	defer s.Close()
-	s.AddNetwork(hns.Network{Name: "vxlan0", Type: hns.NetworkTypeOverlay})
-	s.AddLocalEndpoint("vxlan0", "pod", netip.MustParseAddr("10.244.1.10"))
+	s := newSim(t)
 	o, _, pod := newOwnedHost(t, path, s)
-	lb := func(vip string) hns.LoadBalancer {
-		return hns.LoadBalancer{FrontendVIPs: []netip.Addr{netip.MustParseAddr(vip)},
-			PortMapping: hns.PortMapping{Protocol: 6, InternalPort: 8080, ExternalPort: 80}, BackendEndpointIDs: []string{pod.ID}}
-	}
 	// A stranger's LB, identical to what we are about to create elsewhere.
-	stranger, _ := s.AddLoadBalancer(lb("10.96.0.11"))
+	stranger, _ := s.AddLoadBalancer(lbOn("10.96.0.11", pod.ID))
 
 	killed := hns.NewOwned(crashAfterCreate{s}, o.Ledger)
 	func() {
 		defer func() { recover() }()
-		killed.CreateLoadBalancer(ctx, lb("10.96.0.10"))
+		killed.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
 	}()
 	// A create HNS refused leaves no intent behind.
-	if _, err := o.CreateLoadBalancer(ctx, lb("10.96.0.11")); !hns.IsPortExists(err) {
+	if _, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.11", pod.ID)); !hns.IsPortExists(err) {
 		t.Fatalf("create on a taken frontend: %v", err)
 	}
 	o.Ledger.Close()
 
-	// Compaction keeps the pending intent, and the old lines.
+	// Compaction keeps the pending intent.
 	l, err := hns.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	b, _ := os.ReadFile(path)
-	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || lines[0] != "+L OLD-LB" || lines[1] != "+E EP1" || !strings.HasPrefix(lines[2], "+I ") {
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "+I ") {
 		t.Fatalf("compacted journal:\n%s", b)
 	}
 	o2 := hns.NewOwned(s, l)
-	listed, _ := s.ListLoadBalancers(ctx)
+	lbs, _ := s.ListLoadBalancers(ctx)
 	s.Reset()
-	n, err := o2.AdoptCreated(listed)
+	n, err := o2.Settle(lbs)
 	if err != nil || n != 1 {
-		t.Fatalf("AdoptCreated = %d, %v; want 1", n, err)
+		t.Fatalf("Settle = %d, %v; want 1", n, err)
 	}
-	for _, x := range listed {
-		if want := x.ID != stranger.ID; o2.OwnsLoadBalancer(x.ID) != want {
+	for _, x := range lbs {
+		if want := x.ID != stranger.ID; o2.OwnsLoadBalancer(x) != want {
 			t.Errorf("LB %s owned = %v, want %v", x, !want, want)
 		}
 	}
 	if c := s.Counts(); c.Total() != 0 {
-		t.Errorf("AdoptCreated called HNS: %+v", c)
+		t.Errorf("Settle called HNS: %+v", c)
 	}
 	// The intent is settled: a second call adopts nothing.
-	if n, _ := o2.AdoptCreated(listed); n != 0 {
-		t.Errorf("second AdoptCreated adopted %d", n)
+	if n, _ := o2.Settle(lbs); n != 0 {
+		t.Errorf("second Settle adopted %d", n)
 	}
 }

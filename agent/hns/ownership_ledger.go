@@ -1,0 +1,354 @@
+package hns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Journal line kinds.
+const (
+	lineLoadBalancer byte = 'L'
+	// lineIntent entries are not objects but load balancers about to be
+	// created, by fingerprint: they prove a create whose ID a kill kept
+	// from being recorded was ours.
+	lineIntent byte = 'I'
+	// lineEndpoint lines were written by earlier versions, which recorded
+	// endpoints too. They are read and dropped: the winproxy- name proves an
+	// endpoint (see EndpointNamePrefix).
+	lineEndpoint byte = 'E'
+)
+
+// fingerprintLen is the length of a fingerprint in the journal (hex).
+const fingerprintLen = 32
+
+// errLedgerClosed is returned by writes after Close.
+var errLedgerClosed = errors.New("ledger: closed")
+
+// Ledger records the load balancers winproxy created or adopted, each with
+// the fingerprints of the contents it may hold (see fingerprint): the
+// content the agent created or last wrote. An entry alone proves nothing;
+// Owned checks the fingerprint against the LB as HNS lists it.
+//
+// It is an append-only journal rather than a rewritten snapshot, so that
+// recording one of thousands of objects costs one small append:
+//
+//	+L <id> <fingerprint>...  the LB may hold any of these contents
+//	-L <id>                   the LB is no longer winproxy's (deleted, gone, disowned)
+//	+I <fingerprint>          an LB with this content is about to be created
+//	-I <fingerprint>          that create is settled
+//
+// A "+L <id>" without fingerprint is an entry of an earlier version: read,
+// and proven by nothing until the applier finds the LB identical to one it
+// wants (and records its fingerprint). Versions before fingerprints skip
+// the lines that carry one, so after a downgrade they own no LB and
+// replace each one once (reference §7.4). A line torn by a kill is ignored,
+// and so is a line of a kind this version does not know. No fsync: HNS
+// load balancers do not survive a reboot either, and a plain process kill
+// loses nothing already written.
+//
+// The journal is compacted (temp file + rename) when opened. IDs are
+// compared case-insensitively (HNS GUIDs appear in both cases).
+type Ledger struct {
+	mu      sync.Mutex
+	path    string
+	f       *os.File
+	closed  bool
+	lbs     map[string][]string // LB ID -> fingerprints
+	intents map[string]struct{}
+}
+
+// OpenLedger loads (or creates) the ledger at path and compacts it. An
+// empty path gives an in-memory ledger, for tests.
+func OpenLedger(path string) (*Ledger, error) {
+	l := &Ledger{path: path, lbs: map[string][]string{}, intents: map[string]struct{}{}}
+	if path == "" {
+		return l, nil
+	}
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	if err := l.compact(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Ledger) load() error {
+	b, err := os.ReadFile(l.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	// The text after the last newline is a line torn by a kill: drop it.
+	for _, line := range lines[:len(lines)-1] {
+		if e, ok := parseLedgerLine(line); ok {
+			l.apply(e)
+		}
+	}
+	return nil
+}
+
+// entry is one journal line.
+type entry struct {
+	op     byte // '+' or '-'
+	kind   byte // lineLoadBalancer or lineIntent
+	id     string
+	proofs []string // lineLoadBalancer '+' only
+}
+
+func parseLedgerLine(s string) (entry, bool) {
+	if len(s) < 4 || (s[0] != '+' && s[0] != '-') || s[2] != ' ' {
+		return entry{}, false
+	}
+	e := entry{op: s[0], kind: s[1]}
+	fields := strings.Fields(s[3:])
+	if len(fields) == 0 {
+		return entry{}, false
+	}
+	e.id = normID(fields[0])
+	switch e.kind {
+	case lineLoadBalancer:
+		if e.op == '+' {
+			e.proofs = fields[1:]
+		}
+		for i, p := range e.proofs {
+			if e.proofs[i] = strings.ToUpper(p); len(p) != fingerprintLen {
+				return entry{}, false
+			}
+		}
+	case lineIntent:
+		if len(fields) != 1 {
+			return entry{}, false
+		}
+	default: // lineEndpoint, or a kind of a later version
+		return entry{}, false
+	}
+	return e, true
+}
+
+// format renders e as a journal line.
+func (e entry) format(b []byte) []byte {
+	b = append(b, e.op, e.kind, ' ')
+	b = append(b, e.id...)
+	for _, p := range e.proofs {
+		b = append(b, ' ')
+		b = append(b, p...)
+	}
+	return append(b, '\n')
+}
+
+// apply changes the in-memory state as e says.
+func (l *Ledger) apply(e entry) {
+	switch {
+	case e.kind == lineIntent && e.op == '+':
+		l.intents[e.id] = struct{}{}
+	case e.kind == lineIntent:
+		delete(l.intents, e.id)
+	case e.op == '+':
+		l.lbs[e.id] = slices.Clone(e.proofs)
+	default:
+		delete(l.lbs, e.id)
+	}
+}
+
+// changes reports whether e would change the in-memory state.
+func (l *Ledger) changes(e entry) bool {
+	if e.kind == lineIntent {
+		_, had := l.intents[e.id]
+		return (e.op == '+') != had
+	}
+	proofs, had := l.lbs[e.id]
+	if e.op == '-' {
+		return had
+	}
+	return !had || !slices.Equal(proofs, e.proofs)
+}
+
+// change applies entries with one append, so that a kill keeps all of them
+// or none (a torn last line is ignored). Entries that change nothing are
+// not written.
+func (l *Ledger) change(es ...entry) error {
+	for i := range es {
+		es[i].id = normID(es[i].id)
+		if id := es[i].id; id == "" || strings.ContainsAny(id, " \t\n") {
+			return fmt.Errorf("ledger: invalid id %q", id)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errLedgerClosed
+	}
+	var b []byte
+	for _, e := range es {
+		if l.changes(e) {
+			b = e.format(b)
+		}
+	}
+	if len(b) == 0 {
+		return nil // no change, no write
+	}
+	if l.path != "" {
+		if err := l.append(b); err != nil {
+			return err
+		}
+	}
+	for _, e := range es {
+		l.apply(e)
+	}
+	return nil
+}
+
+// append writes b at the end of the journal, opened on first need.
+func (l *Ledger) append(b []byte) error {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		l.f = f
+	}
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// compact rewrites the journal as one line per live entry. The file is
+// closed around the rename, which Windows refuses on an open file.
+func (l *Ledger) compact() error {
+	var b []byte
+	for _, id := range sortedKeys(l.lbs) {
+		b = entry{op: '+', kind: lineLoadBalancer, id: id, proofs: l.lbs[id]}.format(b)
+	}
+	for _, id := range sortedKeys(l.intents) {
+		b = entry{op: '+', kind: lineIntent, id: id}.format(b)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(l.path), filepath.Base(l.path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if l.f != nil {
+		_ = l.f.Close() // every write went through it already
+		l.f = nil
+	}
+	if err := os.Rename(tmp.Name(), l.path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
+
+// lookup finds id's entry. It is called for listed objects on every sync,
+// so it looks id up as it is first: stored IDs are normalised, and HNS
+// returns them that way, which spares normID's scan (and its copy when id
+// is in lower case).
+func (l *Ledger) lookup(id string) ([]string, bool) {
+	if proofs, ok := l.lbs[id]; ok {
+		return proofs, true
+	}
+	if n := normID(id); n != id {
+		proofs, ok := l.lbs[n]
+		return proofs, ok
+	}
+	return nil, false
+}
+
+// Has reports whether the LB id is recorded, proven or not.
+func (l *Ledger) Has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.lookup(id)
+	return ok
+}
+
+// proves reports whether lb, as listed, is recorded with the fingerprint
+// of its content. An unrecorded LB is not hashed.
+func (l *Ledger) proves(lb LoadBalancer) bool {
+	l.mu.Lock()
+	proofs, _ := l.lookup(lb.ID)
+	l.mu.Unlock()
+	// Entries are replaced, never changed in place: proofs stays valid.
+	return len(proofs) > 0 && slices.Contains(proofs, fingerprint(lb))
+}
+
+// recordedWith reports whether the LB id is recorded with fingerprint p.
+func (l *Ledger) recordedWith(id, p string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	proofs, _ := l.lookup(id)
+	return slices.Contains(proofs, p)
+}
+
+// IDs lists the recorded LB IDs, sorted.
+func (l *Ledger) IDs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return sortedKeys(l.lbs)
+}
+
+// Forget drops the LB id.
+func (l *Ledger) Forget(id string) error {
+	return l.change(entry{op: '-', kind: lineLoadBalancer, id: id})
+}
+
+func (l *Ledger) pendingIntents() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.intents) > 0
+}
+
+func (l *Ledger) hasIntent(p string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.intents[p]
+	return ok
+}
+
+func (l *Ledger) dropIntents() error {
+	l.mu.Lock()
+	es := make([]entry, 0, len(l.intents))
+	for _, p := range sortedKeys(l.intents) {
+		es = append(es, entry{op: '-', kind: lineIntent, id: p})
+	}
+	l.mu.Unlock()
+	return l.change(es...)
+}
+
+// Close closes the journal file; later writes fail.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
