@@ -136,6 +136,55 @@ func TestLoadBalancerChangedBehindTheAgentsBackIsNotItsOwn(t *testing.T) {
 	}
 }
 
+// Entries of load balancers HNS no longer has are dropped once a full list
+// shows them gone, also after a restart, when the agent never mapped them.
+func TestLedgerDropsLoadBalancersHNSNoLongerHas(t *testing.T) {
+	h := newHost(t, sim.WS2022, false, true)
+	workload(h)
+	h.sync()
+	// While the agent is down, svc3 and its load balancer are deleted.
+	gone := h.lbByVIP("10.20.30.43").ID
+	if err := h.sim.RemoveLoadBalancer(gone); err != nil {
+		t.Fatal(err)
+	}
+	h.deleteService("svc3")
+	h.start()
+	if r, c := h.sync(); c.Writes != 0 || len(r.Failures) != 0 {
+		t.Fatalf("sync: writes %v, failures %v", writes(c), r.Failures)
+	}
+	h.start()
+	if got := h.ledger.IDs(); len(got) != 3 || h.ledger.Has(gone) {
+		t.Errorf("ledger after reopening = %v; want the 3 LBs HNS has, not %s", got, gone)
+	}
+}
+
+// The journal is compacted as it grows, not only when the agent starts:
+// 10 rounds of churn write about 1,000 lines, for a handful of live entries.
+func TestLedgerCompactsAsItGoes(t *testing.T) {
+	h := newHost(t, sim.WS2022, false, true)
+	workload(h)
+	h.sync()
+	for range 10 {
+		for i := range 25 {
+			name := fmt.Sprintf("churn%d", i)
+			h.service(name, fmt.Sprintf("10.20.31.%d", i+1), 0)
+			h.endpoints(name, "192.168.1.5@node-1")
+		}
+		h.sync()
+		for i := range 25 {
+			h.deleteService(fmt.Sprintf("churn%d", i))
+		}
+		h.sync()
+	}
+	if n := len(h.ledgerLines()); n > 600 {
+		t.Errorf("the journal has %d lines for %d live entries", n, len(h.ledger.IDs()))
+	}
+	h.start()
+	if _, c := h.sync(); c.Writes != 0 || len(h.ledger.IDs()) != 4 {
+		t.Errorf("restart after compactions: writes %v, %d LBs recorded", writes(c), len(h.ledger.IDs()))
+	}
+}
+
 // A ledger written by an earlier version (bare IDs, endpoints recorded too)
 // is read: each entry is re-proven by content on the first sync, and one
 // that proves nothing gives no right to its load balancer.

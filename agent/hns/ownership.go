@@ -163,16 +163,19 @@ func (o *Owned) Adopt(lb LoadBalancer) error {
 func (o *Owned) Disown(id string) error { return o.Ledger.Forget(id) }
 
 // Settle reconciles the ledger with a full list of the host's load
-// balancers. An LB whose content matches a pending intent was created by a
-// process killed before it could record it: it is recorded. The other
-// intents were never carried out and are dropped. It makes no HNS call, and
-// does nothing (not even hash) when no intent is pending, as on every sync
-// but the first after a kill.
+// balancers. An LB whose content matches a pending intent was created (or
+// modified) by a process killed before it could record it: it is recorded.
+// The other intents were never carried out and are dropped, and so are the
+// entries of LBs HNS no longer has. It makes no HNS call, and in the usual
+// sync (no intent, nothing gone) neither allocates nor hashes.
 func (o *Owned) Settle(listed []LoadBalancer) (adopted int, err error) {
-	if !o.Ledger.pendingIntents() {
-		return 0, nil
+	l := o.Ledger
+	if l.pendingIntents() {
+		if adopted, err = o.adoptIntended(listed); err != nil {
+			return adopted, err
+		}
 	}
-	return o.adoptIntended(listed)
+	return adopted, l.forgetUnlisted(listed)
 }
 
 // adoptIntended records the listed LBs not proven winproxy's whose content

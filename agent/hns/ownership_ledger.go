@@ -23,6 +23,14 @@ const (
 	lineEndpoint byte = 'E'
 )
 
+// Compaction bounds: the journal is rewritten once it holds more than
+// compactFactor lines per live entry, and never below minCompactLines, so
+// that a small ledger is not rewritten for every few changes.
+const (
+	compactFactor   = 2
+	minCompactLines = 512
+)
+
 // fingerprintLen is the length of a fingerprint in the journal (hex).
 const fingerprintLen = 32
 
@@ -51,8 +59,10 @@ var errLedgerClosed = errors.New("ledger: closed")
 // load balancers do not survive a reboot either, and a plain process kill
 // loses nothing already written.
 //
-// The journal is compacted (temp file + rename) when opened. IDs are
-// compared case-insensitively (HNS GUIDs appear in both cases).
+// The journal is compacted (temp file + rename) when opened and whenever it
+// holds more than twice as many lines as live entries; Settle drops the
+// entries of LBs HNS no longer lists. IDs are compared case-insensitively
+// (HNS GUIDs appear in both cases).
 type Ledger struct {
 	mu      sync.Mutex
 	path    string
@@ -60,6 +70,9 @@ type Ledger struct {
 	closed  bool
 	lbs     map[string][]string // LB ID -> fingerprints
 	intents map[string]struct{}
+	// lines counts the journal's lines; retryAt delays the next compaction
+	// after one failed (the journal stays valid without it).
+	lines, retryAt int
 }
 
 // OpenLedger loads (or creates) the ledger at path and compacts it. An
@@ -174,7 +187,7 @@ func (l *Ledger) changes(e entry) bool {
 
 // change applies entries with one append, so that a kill keeps all of them
 // or none (a torn last line is ignored). Entries that change nothing are
-// not written.
+// not written. The journal is compacted once it has grown enough.
 func (l *Ledger) change(es ...entry) error {
 	for i := range es {
 		es[i].id = normID(es[i].id)
@@ -188,26 +201,37 @@ func (l *Ledger) change(es ...entry) error {
 		return errLedgerClosed
 	}
 	var b []byte
+	n := 0
 	for _, e := range es {
 		if l.changes(e) {
 			b = e.format(b)
+			n++
 		}
 	}
-	if len(b) == 0 {
+	if n == 0 {
 		return nil // no change, no write
 	}
 	if l.path != "" {
 		if err := l.append(b); err != nil {
 			return err
 		}
+		l.lines += n
 	}
 	for _, e := range es {
 		l.apply(e)
 	}
+	if l.path != "" && l.lines > max(compactFactor*l.live(), minCompactLines, l.retryAt) {
+		// The append is done: a failed compaction loses nothing, and is
+		// retried once the journal has doubled again.
+		if l.compact() != nil {
+			l.retryAt = compactFactor * l.lines
+		}
+	}
 	return nil
 }
 
-// append writes b at the end of the journal, opened on first need.
+// append writes b at the end of the journal, reopening it if a compaction
+// could not.
 func (l *Ledger) append(b []byte) error {
 	if l.f == nil {
 		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -221,6 +245,8 @@ func (l *Ledger) append(b []byte) error {
 	}
 	return nil
 }
+
+func (l *Ledger) live() int { return len(l.lbs) + len(l.intents) }
 
 // compact rewrites the journal as one line per live entry. The file is
 // closed around the rename, which Windows refuses on an open file.
@@ -250,6 +276,7 @@ func (l *Ledger) compact() error {
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("ledger: %w", err)
 	}
+	l.lines, l.retryAt = l.live(), 0
 	return nil
 }
 
@@ -338,6 +365,35 @@ func (l *Ledger) dropIntents() error {
 	}
 	l.mu.Unlock()
 	return l.change(es...)
+}
+
+// forgetUnlisted drops the entries of LBs missing from listed, a full list
+// of the host's. Counting the recorded LBs listed first keeps the usual
+// case, where none is missing, free of allocations.
+func (l *Ledger) forgetUnlisted(listed []LoadBalancer) error {
+	l.mu.Lock()
+	recorded := 0
+	for i := range listed {
+		if _, ok := l.lookup(listed[i].ID); ok {
+			recorded++
+		}
+	}
+	if recorded == len(l.lbs) {
+		l.mu.Unlock()
+		return nil
+	}
+	on := make(map[string]bool, len(listed))
+	for i := range listed {
+		on[normID(listed[i].ID)] = true
+	}
+	var gone []entry
+	for _, id := range sortedKeys(l.lbs) {
+		if !on[id] {
+			gone = append(gone, entry{op: '-', kind: lineLoadBalancer, id: id})
+		}
+	}
+	l.mu.Unlock()
+	return l.change(gone...)
 }
 
 // Close closes the journal file; later writes fail.

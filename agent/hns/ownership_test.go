@@ -326,3 +326,25 @@ func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
 		t.Errorf("second Settle adopted %d", n)
 	}
 }
+
+// Settle drops the entries of LBs a full list no longer shows.
+func TestSettleForgetsLoadBalancersHNSNoLongerHas(t *testing.T) {
+	s := newSim(t)
+	o, _, pod := newOwnedHost(t, "", s)
+	kept, _ := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
+	gone, _ := o.CreateLoadBalancer(ctx, lbOn("10.96.0.11", pod.ID))
+	if err := s.RemoveLoadBalancer(gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	lbs, _ := s.ListLoadBalancers(ctx)
+	if _, err := o.Settle(lbs); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{kept.ID}, o.Ledger.IDs()); diff != "" {
+		t.Errorf("recorded after Settle (-want +got):\n%s", diff)
+	}
+	// Nothing gone, nothing pending: the usual sync's Settle costs nothing.
+	if n := testing.AllocsPerRun(100, func() { o.Settle(lbs) }); n != 0 {
+		t.Errorf("Settle with nothing to do allocates %v times, want 0", n)
+	}
+}
