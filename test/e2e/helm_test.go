@@ -137,14 +137,14 @@ func TestHelmDefaultsAreTheDocumentedOnes(t *testing.T) {
 		t.Errorf("agent tolerations = %v, want to tolerate every taint", tol)
 	}
 	args, _, _ := unstructured.NestedStringSlice(spec["containers"].([]any)[0].(map[string]any), "args")
-	for _, want := range []string{"--hns=windows", "--metrics-bind-address=127.0.0.1:10265", "--health-probe-bind-address=127.0.0.1:10266", "--healthz-bind-address=0.0.0.0"} {
+	for _, want := range []string{"--hns=windows", "--metrics-bind-address=127.0.0.1:10265", "--health-probe-bind-address=127.0.0.1:10266", "--healthz-bind-address=0.0.0.0", "--v=0", "--logging-format=text"} {
 		if !contains(args, want) {
 			t.Errorf("agent args %v lack %s", args, want)
 		}
 	}
 	c := find(t, objs, "Deployment", "winproxy-controller").Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	cargs, _, _ := unstructured.NestedStringSlice(c, "args")
-	for _, want := range []string{"--leader-elect", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081"} {
+	for _, want := range []string{"--leader-elect", "--metrics-bind-address=:8443", "--metrics-secure=true", "--health-probe-bind-address=:8081", "--v=0", "--logging-format=text"} {
 		if !contains(cargs, want) {
 			t.Errorf("controller args %v lack %s", cargs, want)
 		}
@@ -242,7 +242,7 @@ func TestHelmSchemaRejectsMistakes(t *testing.T) {
 		{"agent.runAsUser=x", "additional properties 'runAsUser' not allowed"},
 		{"controller.replicas=two", "/controller/replicas': got string, want integer"},
 		{"agent.hns=fake", "/agent/hns'"},
-		{"agent.metrics.port=10249", "agent.metrics.port 10249 is a Windows kube-proxy port"},
+		{"agent.metrics.port=10249", "agent.metrics.port 10249 is the node's port of Windows kube-proxy's metrics"},
 	} {
 		_, err := helmOn(t, nil, "template", "wp", chartDir, "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

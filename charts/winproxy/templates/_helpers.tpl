@@ -45,9 +45,85 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-agent" (include "winproxy.fullname" .)) .Values.agent.serviceAccount.name -}}
 {{- end -}}
 
-{{/* An image reference; the tag defaults to the chart's appVersion. */}}
+{{/*
+An image reference: [<registry>/]<repository>(@<digest>|:<tag>). global.imageRegistry overrides the
+image's registry; the digest wins over the tag, which defaults to the chart's appVersion. .key
+names the image's values in messages ("controller" or "agent").
+*/}}
 {{- define "winproxy.image" -}}
-{{- printf "%s:%s" .image.repository (default .root.Chart.AppVersion .image.tag) -}}
+{{- $registry := .image.registry | default "" | toString -}}
+{{- with .root.Values.global }}{{ with .imageRegistry }}{{ $registry = toString . }}{{ end }}{{ end -}}
+{{- $repository := .image.repository -}}
+{{- if $registry -}}
+{{- $parts := splitList "/" $repository -}}
+{{- $first := first $parts -}}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- fail (printf "%s.image.repository %q starts with a registry host, and the registry %q would be put in front of it: put the host in %s.image.registry (or global.imageRegistry) and the rest in repository, or set %s.image.registry to \"\" to use the repository as it is" .key $repository $registry .key .key) -}}
+{{- end -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository -}}
+{{- end -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" $repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (default .root.Chart.AppVersion .image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A probe's timing values, rendered under the probe. */}}
+{{- define "winproxy.probeTiming" -}}
+initialDelaySeconds: {{ .initialDelaySeconds }}
+periodSeconds: {{ .periodSeconds }}
+timeoutSeconds: {{ .timeoutSeconds }}
+failureThreshold: {{ .failureThreshold }}
+{{- end -}}
+
+{{/* The controller metrics Service's name; the ServiceMonitor's job label is this name too. */}}
+{{- define "winproxy.controller.metricsService" -}}
+{{- printf "%s-controller-metrics" (include "winproxy.fullname" .) -}}
+{{- end -}}
+
+{{/* Whether the agent's metrics listen on the node's loopback only ("true" or ""). */}}
+{{- define "winproxy.agent.metricsLoopback" -}}
+{{- $a := toString .Values.agent.metrics.bindAddress | trimPrefix "[" | trimSuffix "]" -}}
+{{- if or (hasPrefix "127." $a) (eq $a "::1") (eq $a "localhost") (eq $a "0:0:0:0:0:0:0:1") -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses values the apiserver would refuse at install or that cannot work, with a message that says
+what to change. Included by the controller template, which is always rendered.
+*/}}
+{{- define "winproxy.validate" -}}
+{{- $c := .Values.controller -}}
+{{- if and (gt (int $c.replicas) 1) (not $c.leaderElection.enabled) -}}
+{{- fail (printf "controller.replicas is %d but controller.leaderElection.enabled is false: the replicas would all reconcile at once and undo each other's rollouts; enable leader election or run one replica" (int $c.replicas)) -}}
+{{- end -}}
+{{- if and $c.metrics.enabled (eq (int $c.metrics.port) (int $c.healthProbe.port)) -}}
+{{- fail (printf "controller.metrics.port and controller.healthProbe.port are both %d: the controller cannot serve metrics and probes on one port; pick two ports" (int $c.metrics.port)) -}}
+{{- end -}}
+{{- $pdb := $c.podDisruptionBudget -}}
+{{- if and (ne (toString $pdb.minAvailable) "") (ne (toString $pdb.maxUnavailable) "") -}}
+{{- fail "controller.podDisruptionBudget: set minAvailable or maxUnavailable, not both (a PodDisruptionBudget takes one)" -}}
+{{- end -}}
+{{- if and $c.metrics.serviceMonitor.enabled (not $c.metrics.enabled) -}}
+{{- fail "controller.metrics.serviceMonitor.enabled needs controller.metrics.enabled: without metrics there is nothing to scrape" -}}
+{{- end -}}
+{{- if .Values.agent.enabled -}}
+{{- $busy := dict "10248" "the kubelet's healthz" "10249" "Windows kube-proxy's metrics" "10250" "the kubelet's API" "10255" "the kubelet's read-only API" "10256" "the proxy health server (spec.healthCheck.port)" -}}
+{{- range $key := list "metrics" "healthProbe" -}}
+{{- $port := toString (int (get $.Values.agent $key).port) -}}
+{{- if hasKey $busy $port -}}
+{{- fail (printf "agent.%s.port %s is the node's port of %s, and the agent runs in the host network: pick another, e.g. the default" $key $port (get $busy $port)) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (int .Values.agent.metrics.port) (int .Values.agent.healthProbe.port) -}}
+{{- fail (printf "agent.metrics.port and agent.healthProbe.port are both %d: the agent cannot serve metrics and probes on one host port; pick two ports" (int .Values.agent.metrics.port)) -}}
+{{- end -}}
+{{- if and .Values.agent.metrics.podMonitor.enabled (include "winproxy.agent.metricsLoopback" .) -}}
+{{- fail (printf "agent.metrics.podMonitor.enabled needs agent.metrics.bindAddress reachable by Prometheus, but it is %s, the node's loopback: set agent.metrics.bindAddress=0.0.0.0 (and open port %d in the Windows firewall)" (toString .Values.agent.metrics.bindAddress) (int .Values.agent.metrics.port)) -}}
+{{- end -}}
+{{- else if .Values.agent.metrics.podMonitor.enabled -}}
+{{- fail "agent.metrics.podMonitor.enabled needs agent.enabled: without agents there is nothing to scrape" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The rules of the ClusterRole in a copied kustomize/controller-gen file (which may hold several documents). */}}
