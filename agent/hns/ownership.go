@@ -163,8 +163,9 @@ func (o *Owned) Adopt(lb LoadBalancer) error {
 func (o *Owned) Disown(id string) error { return o.Ledger.Forget(id) }
 
 // Settle reconciles the ledger with a full list of the host's load
-// balancers. An LB whose content matches a pending intent was created (or
-// modified) by a process killed before it could record it: it is recorded.
+// balancers. An LB whose content matches a pending intent was created by a
+// process killed (or a call timed out) before it could be recorded: it is
+// recorded.
 // The other intents were never carried out and are dropped, and so are the
 // entries of LBs HNS no longer has. It makes no HNS call, and in the usual
 // sync (no intent, nothing gone) neither allocates nor hashes.
