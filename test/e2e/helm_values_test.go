@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // The values of issue #15's chart section: each is rendered as documented, refused with a clear
@@ -691,5 +692,51 @@ func TestHelmNotesPodSecurity(t *testing.T) {
 	// Without a cluster there is nothing to look up and nothing to warn about.
 	if notes := installNotes(t); strings.Contains(notes, "Pod Security") {
 		t.Errorf("NOTES rendered without a cluster warn about Pod Security:\n%s", notes)
+	}
+}
+
+// docs/install.md's values table documents every value of values.yaml (a map value such as
+// livenessProbe may be documented as a whole), and nothing else.
+func TestHelmValuesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(env.RepoRoot, "docs", "install.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "\n### Values\n")
+	table, _, _ = strings.Cut(table, "\n## ")
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-zA-Z0-9_.]+)` \\|").FindAllStringSubmatch(table, -1) {
+		documented[m[1]] = true
+	}
+	b, err := os.ReadFile(filepath.Join(env.RepoRoot, chartDir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		exists[prefix] = true
+		m, ok := v.(map[string]any)
+		if documented[prefix] || !ok || len(m) == 0 {
+			if !documented[prefix] {
+				t.Errorf("value %s is not in docs/install.md's values table", prefix)
+			}
+			return
+		}
+		for k, sub := range m {
+			walk(prefix+"."+k, sub)
+		}
+	}
+	for k, v := range values {
+		walk(k, v)
+	}
+	for k := range documented {
+		if !exists[k] {
+			t.Errorf("docs/install.md documents %s, which values.yaml does not have", k)
+		}
 	}
 }
