@@ -570,6 +570,9 @@ func TestHelmValuesRefused(t *testing.T) {
 		{[]string{"prometheusRule.agentSyncStaleSeconds=10"}, "/prometheusRule/agentSyncStaleSeconds': minimum: got 10, want 60"},
 		{[]string{"controller.metrics.serviceMonitor.interval=30sec"}, "/controller/metrics/serviceMonitor/interval': '30sec' does not match pattern"},
 		{[]string{"tests.enable=true"}, "additional properties 'enable' not allowed"},
+		{[]string{"controller.topologySpreadConstraints[0].maxSkew=1", "controller.topologySpreadConstraints[0].topologyKey=zone", "controller.topologySpreadConstraints[0].whenUnsatisfiable=Never"},
+			"/controller/topologySpreadConstraints/0/whenUnsatisfiable': value must be one of 'DoNotSchedule', 'ScheduleAnyway'"},
+		{[]string{"controller.topologySpreadConstraints[0].maxSkew=1"}, "/controller/topologySpreadConstraints/0': missing properties 'topologyKey', 'whenUnsatisfiable'"},
 	} {
 		var set []string
 		for _, s := range tc.set {
