@@ -32,6 +32,9 @@ func hostileCases() []hostileCase {
 		workloadAdmissionCases(),
 		resolutionCases(),
 		workloadCases(),
+		chaosConfigCases(),
+		nodeProxyCases(),
+		topologyCases(),
 	)
 }
 
