@@ -134,7 +134,7 @@ func TestMoreProgrammingScenarios(t *testing.T) {
 				"IPv4/ingress 11.21.31.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3]",
 			},
 			remotes:  []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
-			problems: []string{ProblemHealthCheckEndpoint},
+			problems: []string{v1alpha1.ReasonHealthCheckEndpointMissing},
 		},
 		{
 			name: "scenario-48-forward-vip-off", cfg: noHC, view: view(false, ws2022, rootEP("192.168.1.1")),
@@ -181,7 +181,7 @@ func TestMoreProgrammingScenarios(t *testing.T) {
 				"IPv4/externalip 50.0.0.1:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3]",
 			},
 			remotes:  []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
-			problems: []string{"ns/svc2 " + ProblemFrontendConflict},
+			problems: []string{"ns/svc2 " + v1alpha1.ReasonFrontendConflict},
 		},
 		{
 			name: "shared-ingress-ip-shares-one-health-check-lb", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),
@@ -203,7 +203,7 @@ func TestMoreProgrammingScenarios(t *testing.T) {
 			name: "local-endpoint-without-hns-endpoint-is-reported", cfg: config(false), view: view(false, ws2022),
 			svcs:     []*corev1.Service{service("svc1")},
 			slices:   []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
-			problems: []string{"ns/svc1 " + ProblemLocalEndpointNotFound},
+			problems: []string{"ns/svc1 " + v1alpha1.ReasonLocalEndpointNotFound},
 		},
 	})
 }
@@ -219,7 +219,7 @@ func TestNoRemoteSubnetRouteIsReported(t *testing.T) {
 	if diff := cmp.Diff(want, lbs(d)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ns/svc1 " + ProblemNoRemoteSubnetRoute}, reasons(d)); diff != "" {
+	if diff := cmp.Diff([]string{"ns/svc1 " + v1alpha1.ReasonNoRemoteSubnetRoute}, reasons(d)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -117,7 +117,7 @@ func TestStartupScenarios(t *testing.T) {
 				"IPv4/ingress 11.21.31.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.1.5@EP-L1 192.168.2.3]",
 			},
 			remotes:  []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
-			problems: []string{"ns/svc1 " + ProblemLocalTrafficNotHonoured},
+			problems: []string{"ns/svc1 " + v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured},
 		},
 		{
 			name: "scenario-05-overlay-without-source-vip", cfg: noSVIP, view: view(true, ws2022),
@@ -125,8 +125,8 @@ func TestStartupScenarios(t *testing.T) {
 		},
 		{
 			name: "scenario-06-overlay-without-host-mac", cfg: config(false), view: noMAC,
-			svcs: overlayNP, slices: remoteSlice, problems: []string{ProblemHostMACUnknown},
-			check: blocked(ProblemHostMACUnknown),
+			svcs: overlayNP, slices: remoteSlice, problems: []string{v1alpha1.ReasonHostMACUnknown},
+			check: blocked(v1alpha1.ReasonHostMACUnknown),
 		},
 		{
 			name: "scenario-08-network-absent", cfg: config(false), view: HNSView{Capabilities: ws2022},
@@ -386,7 +386,7 @@ func TestProgrammingScenarios(t *testing.T) {
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 			},
 			remotes:  []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
-			problems: []string{"ns/svc1 " + ProblemSessionAffinity},
+			problems: []string{"ns/svc1 " + v1alpha1.ReasonSessionAffinityUnsupported},
 		},
 		{
 			name: "scenario-46-proxy-mode-and-other-family-ingress-ignored", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),

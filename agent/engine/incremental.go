@@ -350,7 +350,7 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 		if svc == "" {
 			svc = slices.Min(slices.Collect(maps.Keys(c.lbContrib[k])))
 		}
-		c.desired.conflicts[k] = Problem{Service: svc, Reason: ProblemFrontendConflict,
+		c.desired.conflicts[k] = Problem{Service: svc, Reason: v1alpha1.ReasonFrontendConflict,
 			Message: fmt.Sprintf("%s is not programmed: its frontend is already claimed by %s", k, winner)}
 	}
 }

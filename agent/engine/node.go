@@ -138,7 +138,7 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 		}
 	}
 	if v.Found && !s.caps.APIV2 {
-		c.block(ProblemHNSUnsupported, "HNS API v2 (HNS 9.2, Windows Server 2019) is required")
+		c.block(v1alpha1.ReasonHNSUnsupported, "HNS API v2 (HNS 9.2, Windows Server 2019) is required")
 	}
 
 	// IP families: the primary family is the node IP's; dual-stack needs
@@ -209,7 +209,7 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 				}
 			}
 		} else {
-			c.problems = append(c.problems, Problem{Reason: ProblemHealthCheckEndpoint,
+			c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonHealthCheckEndpointMissing,
 				Message: fmt.Sprintf("healthCheck.forwardVIP is set but no HNS endpoint is named %q; no health-check load balancers", name)})
 		}
 	}
@@ -266,12 +266,12 @@ func (c *nodeContext) resolveSourceVIP(cfg *v1alpha1.ResolvedProxyConfig, v *HNS
 		return
 	}
 	if !c.nodeIP[familyIndex(primary)].IsValid() {
-		c.problems = append(c.problems, Problem{Reason: ProblemNodeIPUnknown, Message: "overlay needs the node's IP (spec.proxy.nodeIPs or the Node's InternalIP)"})
-		c.block(ProblemNodeIPUnknown, "the node's IP is unknown")
+		c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonNodeIPUnknown, Message: "overlay needs the node's IP (spec.proxy.nodeIPs or the Node's InternalIP)"})
+		c.block(v1alpha1.ReasonNodeIPUnknown, "the node's IP is unknown")
 	}
 	if c.hostMAC == "" {
-		c.problems = append(c.problems, Problem{Reason: ProblemHostMACUnknown, Message: "overlay needs the MAC of the interface holding the node IP"})
-		c.block(ProblemHostMACUnknown, "could not find the host MAC address for the node IP")
+		c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonHostMACUnknown, Message: "overlay needs the MAC of the interface holding the node IP"})
+		c.block(v1alpha1.ReasonHostMACUnknown, "could not find the host MAC address for the node IP")
 	}
 	fail := func(reason, msg string) {
 		e.SourceVIPOK = Status{Reason: reason, Message: msg}

@@ -73,7 +73,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 	// honoured at all (§2.2): all backends, no DSR.
 	localTrafficDSR := etpLocal && c.caps.DSR
 	if etpLocal && !c.caps.DSR {
-		addProblem(ProblemLocalTrafficNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
+		addProblem(v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
 	}
 	preserveDIP := svc.Annotations[AnnotationPreserveDestination] == "true" && c.caps.DSR
 	recreate := strings.EqualFold(svc.Annotations[AnnotationWinProxyOptimization], "disabled")
@@ -82,7 +82,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 		if c.caps.SessionAffinity {
 			dist = hns.DistributionSourceIP
 		} else {
-			addProblem(ProblemSessionAffinity, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
+			addProblem(v1alpha1.ReasonSessionAffinityUnsupported, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
 		}
 	}
 
@@ -151,7 +151,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 					backends = append(backends, b)
 					localBackends = append(localBackends, b)
 				} else if ep.local {
-					addProblem(ProblemLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
+					addProblem(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
 					continue
 				} else {
 					re := RemoteEndpoint{IP: ep.ip, MAC: hns.ConjureMAC(ep.ip)}
@@ -159,7 +159,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 						re.ProviderAddress = c.providerAddress(ep.ip)
 						if !re.ProviderAddress.IsValid() {
 							if n := c.nodeFor(ep.ip); n != "" {
-								addProblem(ProblemNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ep.ip, n)
+								addProblem(v1alpha1.ReasonNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ep.ip, n)
 							}
 							re.ProviderAddress = c.nodeIP[fi]
 						}
@@ -176,7 +176,7 @@ func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.Endp
 				added[ep.ip] = true
 			}
 			if len(ports) > 1 {
-				addProblem(ProblemMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", sp.Name, targetPort)
+				addProblem(v1alpha1.ReasonMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", sp.Name, targetPort)
 			}
 			if len(backends) == 0 {
 				continue

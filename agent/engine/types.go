@@ -227,23 +227,10 @@ type Effective struct {
 }
 
 // Problem is something the engine could not do as asked, for one service
-// ("namespace/name") or the node (Service empty).
+// ("namespace/name") or the node (Service empty). Its Reason is one of the
+// API's (api/v1alpha1/conditions.go), where each is documented.
 type Problem struct {
 	Service string
 	Reason  string
 	Message string
 }
-
-// Problem reasons of the engine (per service unless noted).
-const (
-	ProblemLocalEndpointNotFound   = "LocalEndpointNotFound"
-	ProblemMixedTargetPorts        = "MixedTargetPorts"
-	ProblemFrontendConflict        = "FrontendConflict"
-	ProblemSessionAffinity         = "SessionAffinityUnsupported"
-	ProblemLocalTrafficNotHonoured = "ExternalTrafficPolicyLocalNotHonoured"
-	ProblemNoRemoteSubnetRoute     = "NoRemoteSubnetRoute"
-	ProblemHealthCheckEndpoint     = "HealthCheckEndpointMissing" // node
-	ProblemNodeIPUnknown           = "NodeIPUnknown"              // node
-	ProblemHostMACUnknown          = "HostMACUnknown"             // node
-	ProblemHNSUnsupported          = "HNSUnsupported"             // node
-)

@@ -246,3 +246,41 @@ const (
 	// health server runs; cloud load balancers see this node as unhealthy.
 	ReasonHealthCheckDisabled = "HealthCheckDisabled"
 )
+
+// Problems the agent finds while it programs everything else, about one Service or about the
+// node. They change no condition's status or reason: the message of Programmed=True (reason
+// Synced) counts them and quotes the first, and `winproxy-agent plan` lists each with its reason.
+//
+// +docgen:reasons=WindowsProxyNode
+const (
+	// ReasonLocalEndpointNotFound (Programmed=True): a problem the message counts (the reason
+	// stays Synced), of a Service: an endpoint on this node has no HNS endpoint yet (the CNI has
+	// not created it); it is left out of the load balancers until it appears.
+	ReasonLocalEndpointNotFound = "LocalEndpointNotFound"
+	// ReasonMixedTargetPorts (Programmed=True): a problem the message counts (the reason stays
+	// Synced), of a Service: the backends of one port listen on different ports, and an HNS load
+	// balancer has one internal port; the port of the last backend (in "ip:port" order, as
+	// kube-proxy) is used.
+	ReasonMixedTargetPorts = "MixedTargetPorts"
+	// ReasonFrontendConflict (Programmed=True): a problem the message counts (the reason stays
+	// Synced), of a Service: one of its load balancers has the frontend (VIP, protocol, port) of
+	// another Service's, which HNS refuses; the one that sorts first is programmed, not this one.
+	ReasonFrontendConflict = "FrontendConflict"
+	// ReasonSessionAffinityUnsupported (Programmed=True): a problem the message counts (the
+	// reason stays Synced), of a Service: sessionAffinity: ClientIP needs HNS 12.0 (Windows Server
+	// 2022); its connections are spread without affinity.
+	ReasonSessionAffinityUnsupported = "SessionAffinityUnsupported"
+	// ReasonExternalTrafficPolicyLocalNotHonoured (Programmed=True): a problem the message counts
+	// (the reason stays Synced), of a Service: externalTrafficPolicy: Local needs HNS DSR support,
+	// which the host lacks; its external load balancers use every backend, as kube-proxy's do.
+	ReasonExternalTrafficPolicyLocalNotHonoured = "ExternalTrafficPolicyLocalNotHonoured"
+	// ReasonNoRemoteSubnetRoute (Programmed=True): a problem the message counts (the reason stays
+	// Synced), of a Service: a backend is in another node's pod CIDR, but the overlay network has
+	// no remote-subnet route for it yet; it is treated as an address outside the cluster (its
+	// provider address and the source VIP are the node IP).
+	ReasonNoRemoteSubnetRoute = "NoRemoteSubnetRoute"
+	// ReasonHealthCheckEndpointMissing (Programmed=True): a problem the message counts (the reason
+	// stays Synced), of the node: healthCheck.forwardVIP is set but no HNS endpoint has the root
+	// endpoint's name, so no health-check load balancers are programmed.
+	ReasonHealthCheckEndpointMissing = "HealthCheckEndpointMissing"
+)
