@@ -14,6 +14,10 @@ import (
 // the health-check LB port of services without a healthCheckNodePort.
 const defaultHealthzPort = 10256
 
+// defaultRootEndpointName is kube-proxy's default --root-hnsendpoint-name,
+// the host endpoint health-check LBs forward to.
+const defaultRootEndpointName = "cbr0"
+
 // shared is the part of the node context every service computation reads.
 // When it changes every service is recomputed; it is compared by value.
 type shared struct {
@@ -65,47 +69,75 @@ func familyOf(a netip.Addr) v1alpha1.IPFamily {
 }
 
 // newNodeContext derives the node context: what every service computation
-// needs, and the node-level part of Effective.
+// needs, and the node-level part of Effective. Each step below decides one
+// thing the node reports (docs/design/dataplane.md#the-node); the first
+// step that blocks programming names the reason.
 func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, v *HNSView) *nodeContext {
-	c := &nodeContext{local: map[netip.Addr]string{}}
-	s := &c.shared
-	e := &c.effective
-	s.nodeName = nodeName
-	s.caps = v.Capabilities
-	s.hostMAC = v.HostMAC
-	s.programmable = true
+	c := &nodeContext{local: localEndpoints(v.Endpoints)}
+	c.nodeName = nodeName
+	c.caps = v.Capabilities
+	c.hostMAC = v.HostMAC
+	c.programmable = true
+	c.nodeIP = nodeIPs(cfg.NodeIPs, node)
 
-	for _, ep := range v.Endpoints {
+	c.networkCondition(cfg, v)
+	c.overlayRoutes(v, nodes)
+	c.hnsAPICondition(v)
+	primary := c.ipFamilies(cfg)
+	c.dsrCondition(cfg)
+	c.externalIPs = externalIPsAllowed(cfg)
+	c.healthCheckRoot(cfg, v)
+	c.sourceVIPCondition(cfg, v, primary)
+	c.effective.Programmable = c.programmable
+	return c
+}
+
+// localEndpoints maps each IP of a local HNS endpoint (pods, the host's
+// root endpoint, the source-VIP endpoint) to the endpoint's ID. Remote
+// endpoints are the applier's business.
+func localEndpoints(eps []hns.Endpoint) map[netip.Addr]string {
+	local := map[netip.Addr]string{}
+	for _, ep := range eps {
 		if ep.Remote {
 			continue
 		}
 		for _, ip := range ep.IPs {
 			// Two local endpoints never share an IP; the first listed wins.
-			if _, dup := c.local[ip]; !dup {
-				c.local[ip] = ep.ID
+			if _, dup := local[ip]; !dup {
+				local[ip] = ep.ID
 			}
 		}
 	}
+	return local
+}
 
-	for _, a := range cfg.NodeIPs {
-		if ip, err := netip.ParseAddr(a); err == nil {
-			if !s.nodeIP[familyIndex(familyOf(ip))].IsValid() {
-				s.nodeIP[familyIndex(familyOf(ip))] = ip.Unmap()
-			}
+// nodeIPs are the node's IPs by family: the resolved config's first, then
+// the Node's InternalIPs; the first address of a family wins.
+func nodeIPs(configured []string, node *corev1.Node) [2]netip.Addr {
+	var ips [2]netip.Addr
+	add := func(a string) {
+		if ip, err := netip.ParseAddr(a); err == nil && !ips[familyIndex(familyOf(ip))].IsValid() {
+			ips[familyIndex(familyOf(ip))] = ip.Unmap()
 		}
+	}
+	for _, a := range configured {
+		add(a)
 	}
 	if node != nil {
 		for _, a := range node.Status.Addresses {
-			if a.Type != corev1.NodeInternalIP {
-				continue
-			}
-			if ip, err := netip.ParseAddr(a.Address); err == nil && !s.nodeIP[familyIndex(familyOf(ip))].IsValid() {
-				s.nodeIP[familyIndex(familyOf(ip))] = ip.Unmap()
+			if a.Type == corev1.NodeInternalIP {
+				add(a.Address)
 			}
 		}
 	}
+	return ips
+}
 
-	// Network.
+// networkCondition is NetworkReady: the HNS network with the configured
+// name, of the expected type. Without it nothing is programmed (winkernel
+// waits for the network at start-up).
+func (c *nodeContext) networkCondition(cfg *v1alpha1.ResolvedProxyConfig, v *HNSView) {
+	e := &c.effective
 	e.Network = v1alpha1.NetworkStatus{Name: cfg.Network.Name}
 	switch {
 	case !v.Found:
@@ -123,107 +155,6 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 	if !e.NetworkReady.OK {
 		c.block(e.NetworkReady.Reason, e.NetworkReady.Message)
 	}
-	s.overlay = v.Found && v.Network.IsOverlay()
-	if s.overlay {
-		s.routes = v.Network.RemoteSubnetRoutes
-		for _, n := range nodes {
-			if n == nil || n.Name == nodeName {
-				continue
-			}
-			for _, cidr := range podCIDRs(n) {
-				if p, err := netip.ParsePrefix(cidr); err == nil {
-					s.nodeCIDRs = append(s.nodeCIDRs, nodeCIDR{prefix: p.Masked(), node: n.Name})
-				}
-			}
-		}
-	}
-	if v.Found && !s.caps.APIV2 {
-		c.block(v1alpha1.ReasonHNSUnsupported, "HNS API v2 (HNS 9.2, Windows Server 2019) is required")
-	}
-
-	// IP families: the primary family is the node IP's; dual-stack needs
-	// L2Bridge and HNS 11.10 (reference §6.2).
-	primary := v1alpha1.IPv4
-	if !s.nodeIP[0].IsValid() && s.nodeIP[1].IsValid() {
-		primary = v1alpha1.IPv6
-	}
-	s.families = []v1alpha1.IPFamily{primary}
-	switch {
-	case !cfg.DualStack:
-		e.DualStackDowngraded = Status{Reason: v1alpha1.ReasonDualStackNotRequested, Message: "dual-stack is not requested"}
-	case s.overlay:
-		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonOverlayNetwork,
-			Message: fmt.Sprintf("overlay networks support one IP family; only %s is proxied", primary)}
-	case !s.caps.IPv6DualStack:
-		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonHNSUnsupported,
-			Message: fmt.Sprintf("HNS older than 11.10 has no dual-stack; only %s is proxied", primary)}
-	default:
-		s.families = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
-		e.DualStackDowngraded = Status{Reason: v1alpha1.ReasonDualStackActive, Message: "IPv4 and IPv6 are proxied"}
-	}
-	e.IPFamilies = s.families
-
-	// DSR on ClusterIP LBs (§2.2): requested by config, possible only with
-	// HNS DSR support. The controller already checked the WinDSR gate.
-	e.DSR.Requested = cfg.EnableDSR
-	switch {
-	case !cfg.EnableDSR:
-		e.DSRActive = Status{Reason: v1alpha1.ReasonDSRNotRequested, Message: "dsr.enabled is false"}
-	case !s.caps.DSR:
-		e.DSRActive = Status{Reason: v1alpha1.ReasonDSRUnsupported,
-			Message: "this host's HNS has no DSR support; ClusterIP load balancers are programmed without DSR"}
-	default:
-		s.dsrActive = true
-		e.DSR.Active = true
-		e.DSRActive = Status{OK: true, Reason: v1alpha1.ReasonDSREnabled, Message: "ClusterIP load balancers use DSR"}
-	}
-
-	s.externalIPs = true
-	if on, set := cfg.FeatureGates["AllowServiceExternalIPs"]; set && !on {
-		s.externalIPs = false
-	}
-
-	// Health-check LBs forward to the host's root endpoint, found by name.
-	s.healthPort = defaultHealthzPort
-	if cfg.HealthCheck.Port > 0 {
-		s.healthPort = uint16(cfg.HealthCheck.Port)
-	}
-	if cfg.HealthCheck.ForwardVIP {
-		name := cfg.HealthCheck.RootEndpointName
-		if name == "" {
-			name = "cbr0"
-		}
-		if ep, ok := endpointByName(v.Endpoints, name); ok {
-			for _, ip := range ep.IPs {
-				i := familyIndex(familyOf(ip))
-				if !s.root[i].Local {
-					s.root[i] = Backend{IP: ip, Local: true, EndpointID: ep.ID}
-				}
-			}
-			for i := range s.root {
-				if !s.root[i].Local && ep.ID != "" {
-					// An endpoint without an address of this family still
-					// forwards the health port to the host (winkernel uses
-					// its ID regardless of family).
-					s.root[i] = Backend{Local: true, EndpointID: ep.ID}
-				}
-			}
-		} else {
-			c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonHealthCheckEndpointMissing,
-				Message: fmt.Sprintf("healthCheck.forwardVIP is set but no HNS endpoint is named %q; no health-check load balancers", name)})
-		}
-	}
-
-	c.resolveSourceVIP(cfg, v, primary)
-	e.Programmable = s.programmable
-	return c
-}
-
-func (c *nodeContext) block(reason, msg string) {
-	if c.programmable {
-		c.programmable = false
-		c.effective.Blocked = Status{OK: true, Reason: reason, Message: msg}
-	}
 }
 
 func typeMismatch(want v1alpha1.NetworkType, got hns.NetworkType) bool {
@@ -236,6 +167,27 @@ func typeMismatch(want v1alpha1.NetworkType, got hns.NetworkType) bool {
 	return false
 }
 
+// overlayRoutes keeps what overlay backends are resolved with: the
+// network's remote-subnet routes (their provider addresses) and the other
+// nodes' pod CIDRs, which explain a backend no route covers yet.
+func (c *nodeContext) overlayRoutes(v *HNSView, nodes []*corev1.Node) {
+	c.overlay = v.Found && v.Network.IsOverlay()
+	if !c.overlay {
+		return
+	}
+	c.routes = v.Network.RemoteSubnetRoutes
+	for _, n := range nodes {
+		if n == nil || n.Name == c.nodeName {
+			continue
+		}
+		for _, cidr := range podCIDRs(n) {
+			if p, err := netip.ParsePrefix(cidr); err == nil {
+				c.nodeCIDRs = append(c.nodeCIDRs, nodeCIDR{prefix: p.Masked(), node: n.Name})
+			}
+		}
+	}
+}
+
 func podCIDRs(n *corev1.Node) []string {
 	if len(n.Spec.PodCIDRs) > 0 {
 		return n.Spec.PodCIDRs
@@ -244,6 +196,102 @@ func podCIDRs(n *corev1.Node) []string {
 		return []string{n.Spec.PodCIDR}
 	}
 	return nil
+}
+
+// hnsAPICondition blocks programming on an HNS without API v2, which
+// winkernel cannot run without.
+func (c *nodeContext) hnsAPICondition(v *HNSView) {
+	if v.Found && !c.caps.APIV2 {
+		c.block(v1alpha1.ReasonHNSUnsupported, "HNS API v2 (HNS 9.2, Windows Server 2019) is required")
+	}
+}
+
+// ipFamilies is DualStackDowngraded: the primary family is the node IP's;
+// dual-stack needs L2Bridge and HNS 11.10. It returns the primary family.
+func (c *nodeContext) ipFamilies(cfg *v1alpha1.ResolvedProxyConfig) v1alpha1.IPFamily {
+	e := &c.effective
+	primary := v1alpha1.IPv4
+	if !c.nodeIP[0].IsValid() && c.nodeIP[1].IsValid() {
+		primary = v1alpha1.IPv6
+	}
+	c.families = []v1alpha1.IPFamily{primary}
+	switch {
+	case !cfg.DualStack:
+		e.DualStackDowngraded = Status{Reason: v1alpha1.ReasonDualStackNotRequested, Message: "dual-stack is not requested"}
+	case c.overlay:
+		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonOverlayNetwork,
+			Message: fmt.Sprintf("overlay networks support one IP family; only %s is proxied", primary)}
+	case !c.caps.IPv6DualStack:
+		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonHNSUnsupported,
+			Message: fmt.Sprintf("HNS older than 11.10 has no dual-stack; only %s is proxied", primary)}
+	default:
+		c.families = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
+		e.DualStackDowngraded = Status{Reason: v1alpha1.ReasonDualStackActive, Message: "IPv4 and IPv6 are proxied"}
+	}
+	e.IPFamilies = c.families
+	return primary
+}
+
+// dsrCondition is DSRActive: DSR on ClusterIP LBs is requested by the
+// config and possible only with HNS DSR support. The controller already
+// checked the WinDSR gate.
+func (c *nodeContext) dsrCondition(cfg *v1alpha1.ResolvedProxyConfig) {
+	e := &c.effective
+	e.DSR.Requested = cfg.EnableDSR
+	switch {
+	case !cfg.EnableDSR:
+		e.DSRActive = Status{Reason: v1alpha1.ReasonDSRNotRequested, Message: "dsr.enabled is false"}
+	case !c.caps.DSR:
+		e.DSRActive = Status{Reason: v1alpha1.ReasonDSRUnsupported,
+			Message: "this host's HNS has no DSR support; ClusterIP load balancers are programmed without DSR"}
+	default:
+		c.dsrActive = true
+		e.DSR.Active = true
+		e.DSRActive = Status{OK: true, Reason: v1alpha1.ReasonDSREnabled, Message: "ClusterIP load balancers use DSR"}
+	}
+}
+
+// externalIPsAllowed is the AllowServiceExternalIPs gate (default on).
+func externalIPsAllowed(cfg *v1alpha1.ResolvedProxyConfig) bool {
+	on, set := cfg.FeatureGates["AllowServiceExternalIPs"]
+	return on || !set
+}
+
+// healthCheckRoot finds the host's root endpoint, by name, that
+// health-check LBs forward to, and their default port. Without it there
+// are no health-check LBs, which is reported as a node problem.
+func (c *nodeContext) healthCheckRoot(cfg *v1alpha1.ResolvedProxyConfig, v *HNSView) {
+	c.healthPort = defaultHealthzPort
+	if cfg.HealthCheck.Port > 0 {
+		c.healthPort = uint16(cfg.HealthCheck.Port)
+	}
+	if !cfg.HealthCheck.ForwardVIP {
+		return
+	}
+	name := cfg.HealthCheck.RootEndpointName
+	if name == "" {
+		name = defaultRootEndpointName
+	}
+	ep, ok := endpointByName(v.Endpoints, name)
+	if !ok {
+		c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonHealthCheckEndpointMissing,
+			Message: fmt.Sprintf("healthCheck.forwardVIP is set but no HNS endpoint is named %q; no health-check load balancers", name)})
+		return
+	}
+	for _, ip := range ep.IPs {
+		i := familyIndex(familyOf(ip))
+		if !c.root[i].Local {
+			c.root[i] = Backend{IP: ip, Local: true, EndpointID: ep.ID}
+		}
+	}
+	for i := range c.root {
+		if !c.root[i].Local && ep.ID != "" {
+			// An endpoint without an address of this family still
+			// forwards the health port to the host (winkernel uses its
+			// ID regardless of family).
+			c.root[i] = Backend{Local: true, EndpointID: ep.ID}
+		}
+	}
 }
 
 func endpointByName(eps []hns.Endpoint, name string) (hns.Endpoint, bool) {
@@ -255,128 +303,11 @@ func endpointByName(eps []hns.Endpoint, name string) (hns.Endpoint, bool) {
 	return hns.Endpoint{}, false
 }
 
-// resolveSourceVIP applies reference §4: overlay needs a source VIP and a
-// local endpoint holding it; L2Bridge never uses one (LBs get an empty
-// SourceVIP even when one is configured).
-func (c *nodeContext) resolveSourceVIP(cfg *v1alpha1.ResolvedProxyConfig, v *HNSView, primary v1alpha1.IPFamily) {
-	e := &c.effective
-	e.SourceVIP.Origin = v1alpha1.SourceVIPOriginNone
-	if !c.overlay {
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonNotRequired, Message: "the network is not overlay: HNS picks the source address"}
-		return
+// block makes the node unprogrammable; the first reason is the one
+// reported.
+func (c *nodeContext) block(reason, msg string) {
+	if c.programmable {
+		c.programmable = false
+		c.effective.Blocked = Status{OK: true, Reason: reason, Message: msg}
 	}
-	if !c.nodeIP[familyIndex(primary)].IsValid() {
-		c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonNodeIPUnknown, Message: "overlay needs the node's IP (spec.proxy.nodeIPs or the Node's InternalIP)"})
-		c.block(v1alpha1.ReasonNodeIPUnknown, "the node's IP is unknown")
-	}
-	if c.hostMAC == "" {
-		c.problems = append(c.problems, Problem{Reason: v1alpha1.ReasonHostMACUnknown, Message: "overlay needs the MAC of the interface holding the node IP"})
-		c.block(v1alpha1.ReasonHostMACUnknown, "could not find the host MAC address for the node IP")
-	}
-	fail := func(reason, msg string) {
-		e.SourceVIPOK = Status{Reason: reason, Message: msg}
-		c.block(reason, msg)
-	}
-	sv := cfg.SourceVIP
-	if sv == nil {
-		fail(v1alpha1.ReasonSourceVIPUnavailable, "the network is overlay but the config has no sourceVIP")
-		return
-	}
-	var ip netip.Addr
-	switch sv.Strategy {
-	case v1alpha1.SourceVIPStrategyEndpoint:
-		e.SourceVIP.Origin = v1alpha1.SourceVIPOriginEndpoint
-		ep, ok := endpointByName(v.Endpoints, sv.EndpointName)
-		if !ok {
-			fail(v1alpha1.ReasonSourceVIPEndpointMissing, fmt.Sprintf("no HNS endpoint is named %q yet; overlay load balancers are not programmed", sv.EndpointName))
-			return
-		}
-		for _, a := range ep.IPs {
-			if familyOf(a) == primary {
-				ip = a
-				break
-			}
-		}
-		if !ip.IsValid() {
-			fail(v1alpha1.ReasonSourceVIPUnavailable, fmt.Sprintf("HNS endpoint %q has no %s address", sv.EndpointName, primary))
-			return
-		}
-	case v1alpha1.SourceVIPStrategyStatic, v1alpha1.SourceVIPStrategyCreate:
-		e.SourceVIP.Origin = v1alpha1.SourceVIPOriginStatic
-		if sv.Strategy == v1alpha1.SourceVIPStrategyCreate {
-			e.SourceVIP.Origin = v1alpha1.SourceVIPOriginCreate
-		}
-		a, err := netip.ParseAddr(sv.Address)
-		if err != nil {
-			fail(v1alpha1.ReasonSourceVIPUnavailable, fmt.Sprintf("sourceVIP.address %q is not an IP address", sv.Address))
-			return
-		}
-		ip = a.Unmap()
-	default:
-		fail(v1alpha1.ReasonSourceVIPUnavailable, fmt.Sprintf("unknown sourceVIP strategy %q", sv.Strategy))
-		return
-	}
-	if familyOf(ip) != primary {
-		// winkernel only logs this (§6.1 #6) and then fails every LB; saying
-		// so and leaving HNS alone is kinder.
-		fail(v1alpha1.ReasonSourceVIPUnavailable, fmt.Sprintf("source VIP %s is not %s, the node's family", ip, primary))
-		return
-	}
-	e.SourceVIP.Address = ip.String()
-	c.sourceVIP = ip
-
-	holder, held := holderOf(v.Endpoints, ip)
-	switch {
-	case held && sv.Strategy == v1alpha1.SourceVIPStrategyCreate && !hns.HasOwnedName(holder):
-		// The address came from the pod CIDR: an endpoint we did not create
-		// holding it is a pod, whose IP must not be taken (k/k #100962).
-		fail(v1alpha1.ReasonSourceVIPConflict, fmt.Sprintf("HNS endpoint %s (%q) already holds %s; choose an address outside the CNI's IPAM range", holder.ID, holder.Name, ip))
-		return
-	case held:
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s is held by HNS endpoint %s", ip, holder.ID)}
-	default:
-		c.svipEndpoint = &SourceVIPEndpoint{IP: ip, MAC: c.hostMAC}
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s; its local HNS endpoint is to be created", ip)}
-	}
-}
-
-// holderOf finds the endpoint holding ip, preferring a local one.
-func holderOf(eps []hns.Endpoint, ip netip.Addr) (hns.Endpoint, bool) {
-	var remote *hns.Endpoint
-	for i := range eps {
-		if eps[i].HasIP(ip) {
-			if !eps[i].Remote {
-				return eps[i], true
-			}
-			if remote == nil {
-				remote = &eps[i]
-			}
-		}
-	}
-	if remote != nil {
-		return *remote, true
-	}
-	return hns.Endpoint{}, false
-}
-
-// providerAddress is winkernel's PA lookup (§4.1): over all routes, the last
-// whose prefix contains ip or whose PA equals ip wins. Zero means none.
-func (s *shared) providerAddress(ip netip.Addr) netip.Addr {
-	var pa netip.Addr
-	for _, r := range s.routes {
-		if r.DestinationPrefix.Contains(ip) || r.ProviderAddress == ip {
-			pa = r.ProviderAddress
-		}
-	}
-	return pa
-}
-
-// nodeFor names the other node whose pod CIDR holds ip, if any.
-func (s *shared) nodeFor(ip netip.Addr) string {
-	for _, n := range s.nodeCIDRs {
-		if n.prefix.Contains(ip) {
-			return n.node
-		}
-	}
-	return ""
 }

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// endpoint is one EndpointSlice endpoint for one service port.
+type endpoint struct {
+	ip                          netip.Addr
+	port                        uint16
+	local                       bool
+	ready, serving, terminating bool
+}
+
+// backendSelection is what winkernel's endpoint pipeline
+// (docs/design/dataplane.md#endpoint-selection) decides for one service
+// port in one family.
+type backendSelection struct {
+	// all are the backends, sorted by IP; local are those a local HNS
+	// endpoint holds.
+	all, local []Backend
+	// targetPort is the LBs' internal port.
+	targetPort uint16
+	// availableForLB is winkernel's endpointsAvailableForLB: not every
+	// endpoint that counts is terminating or not serving.
+	availableForLB bool
+	// sourceVIP is the port's LBs' source VIP (zero on L2Bridge).
+	sourceVIP netip.Addr
+}
+
+// selectBackends runs the endpoint pipeline for p: which endpoints pass
+// the readiness filter, which HNS endpoint each is, the internal port and
+// the source VIP. Remote backends' endpoints are offered as candidates:
+// they are wanted only if a load balancer uses them.
+func (s *serviceComputation) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
+	c := s.c
+	all := endpointsFor(eps, p.family, p.port, c.nodeName)
+	var allTerminating, allNonServing bool
+	if len(p.ingress) > 0 {
+		// Only services with an ingress IP look at terminating endpoints.
+		allTerminating, allNonServing = terminatingState(all, p.policy.localTrafficDSR)
+	}
+	someServing := !allNonServing
+	b := backendSelection{availableForLB: !allTerminating && !allNonServing}
+	if p.port.TargetPort.Type == intstr.Int {
+		b.targetPort = uint16(p.port.TargetPort.IntVal)
+	}
+	ports := map[uint16]bool{}
+	// An IP listed on two ports is one HNS endpoint: one backend
+	// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
+	added := map[netip.Addr]bool{}
+	containsNodeOrPublic := false
+	for _, ep := range all {
+		if p.policy.internalLocal && p.policy.localTrafficDSR && !ep.local {
+			continue
+		}
+		if someServing && ((!allTerminating && !ep.ready) || !ep.serving) {
+			continue
+		}
+		// HNS LBs have one internal port: winkernel takes the last
+		// endpoint's (in "ip:port" order), also from a local endpoint it
+		// then skips for want of an HNS endpoint.
+		b.targetPort = ep.port
+		ports[ep.port] = true
+		if added[ep.ip] {
+			continue
+		}
+		if id, ok := s.lookup(ep.ip); ok {
+			// A local HNS endpoint wins even when Kubernetes calls the
+			// endpoint remote.
+			be := Backend{IP: ep.ip, Local: true, EndpointID: id}
+			b.all = append(b.all, be)
+			b.local = append(b.local, be)
+		} else if ep.local {
+			s.report(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
+			continue
+		} else {
+			s.candidates[ep.ip] = s.remoteBackend(ep.ip, p.family)
+			b.all = append(b.all, Backend{IP: ep.ip})
+		}
+		if c.overlay && !ep.local {
+			pa := c.providerAddress(ep.ip)
+			if !pa.IsValid() || pa == ep.ip {
+				containsNodeOrPublic = true
+			}
+		}
+		added[ep.ip] = true
+	}
+	if len(ports) > 1 {
+		s.report(v1alpha1.ReasonMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", p.port.Name, b.targetPort)
+	}
+	byIP := func(a, b Backend) int { return a.IP.Compare(b.IP) }
+	slices.SortFunc(b.all, byIP)
+	slices.SortFunc(b.local, byIP)
+	b.sourceVIP = c.sourceVIPFor(p.family, containsNodeOrPublic)
+	p.backendSelection = b
+}
+
+// remoteBackend is the remote endpoint winkernel creates for a backend on
+// another node: a conjured MAC and, on overlay, the provider address of
+// the backend's node, or this node's IP for an address outside the
+// cluster.
+func (s *serviceComputation) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) RemoteEndpoint {
+	c := s.c
+	re := RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
+	if !c.overlay {
+		return re
+	}
+	re.ProviderAddress = c.providerAddress(ip)
+	if !re.ProviderAddress.IsValid() {
+		if n := c.nodeFor(ip); n != "" {
+			s.report(v1alpha1.ReasonNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ip, n)
+		}
+		re.ProviderAddress = c.nodeIP[familyIndex(fam)]
+	}
+	return re
+}
+
+// sourceVIPFor is the source VIP of a service port's LBs on overlay: the
+// node IP when a remote backend is a node or outside the cluster, else the
+// configured source VIP (docs/design/dataplane.md#source-vip).
+func (c *nodeContext) sourceVIPFor(fam v1alpha1.IPFamily, containsNodeOrPublic bool) netip.Addr {
+	switch {
+	case !c.overlay:
+		return netip.Addr{}
+	case containsNodeOrPublic:
+		return c.nodeIP[familyIndex(fam)]
+	}
+	return c.sourceVIP
+}
+
+// endpointsFor collects the endpoints of one service port and family from
+// the service's slices (sorted by name), as kube-proxy's endpoint-slice
+// cache does (pkg/proxy/endpointslicecache.go): first address only, nil
+// conditions defaulted (ready, serving true; terminating false). The cache
+// keys endpoints by IP and port: a later entry for the same IP and port
+// replaces an earlier one unless the later one is terminating (a pod that
+// reuses a terminating pod's IP wins; of two entries that are both
+// terminating, or both not, the last one wins resp. the first stays).
+// The same IP on two ports stays two endpoints. The result is sorted so the
+// output does not depend on slice order.
+func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
+	want := discoveryv1.AddressTypeIPv4
+	if fam == v1alpha1.IPv6 {
+		want = discoveryv1.AddressTypeIPv6
+	}
+	proto := sp.Protocol
+	if proto == "" {
+		proto = corev1.ProtocolTCP
+	}
+	type ipPort struct {
+		ip   netip.Addr
+		port uint16
+	}
+	byKey := map[ipPort]endpoint{}
+	for _, s := range eps {
+		if s.AddressType != want {
+			continue
+		}
+		port := slicePort(s, sp.Name, proto)
+		if port == nil {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if len(e.Addresses) == 0 {
+				continue
+			}
+			ip, err := netip.ParseAddr(e.Addresses[0])
+			if err != nil || familyOf(ip) != fam {
+				continue
+			}
+			ep := endpoint{
+				ip:          ip.Unmap(),
+				port:        uint16(*port),
+				local:       e.NodeName != nil && *e.NodeName == nodeName,
+				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
+				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
+				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+			}
+			k := ipPort{ep.ip, ep.port}
+			if _, dup := byKey[k]; dup && ep.terminating {
+				continue
+			}
+			byKey[k] = ep
+		}
+	}
+	out := make([]endpoint, 0, len(byKey))
+	for _, ep := range byKey {
+		out = append(out, ep)
+	}
+	// The cache's order: by the endpoint's "ip:port" string, which decides
+	// the internal port when backends listen on several (selectBackends).
+	slices.SortFunc(out, func(a, b endpoint) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// slicePort is the port of a slice that serves the service port: same
+// name and protocol (TCP when unset).
+func slicePort(s *discoveryv1.EndpointSlice, name string, proto corev1.Protocol) *int32 {
+	for _, p := range s.Ports {
+		pp := corev1.ProtocolTCP
+		if p.Protocol != nil {
+			pp = *p.Protocol
+		}
+		if deref(p.Name) == name && pp == proto {
+			return p.Port
+		}
+	}
+	return nil
+}
+
+// String is the endpoint as kube-proxy names it, "ip:port" ("[ip]:port").
+func (e endpoint) String() string {
+	return netip.AddrPortFrom(e.ip, e.port).String()
+}
+
+// terminatingState is winkernel's isAllEndpointsTerminating and
+// isAllEndpointsNonServing (docs/design/dataplane.md#terminating-endpoints):
+// with localTrafficDSR remote endpoints are ignored in both (the code, not
+// the KEP's first bullet), endpoints that failed readiness without
+// terminating do not count as terminating, and both are vacuously true
+// when nothing is considered.
+func terminatingState(eps []endpoint, localTrafficDSR bool) (allTerminating, allNonServing bool) {
+	allTerminating, allNonServing = true, true
+	for _, ep := range eps {
+		if localTrafficDSR && !ep.local {
+			continue
+		}
+		if ep.serving {
+			allNonServing = false
+		}
+		if !ep.ready && !ep.terminating {
+			continue
+		}
+		if !ep.terminating {
+			allTerminating = false
+		}
+	}
+	return allTerminating, allNonServing
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

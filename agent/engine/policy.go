@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// Service annotations winkernel reads (docs/design/dataplane.md#annotations).
+const (
+	AnnotationPreserveDestination  = "preserve-destination"
+	AnnotationWinProxyOptimization = "winProxyOptimization"
+)
+
+// servicePolicy is what a service asks of all its load balancers, as this
+// node can carry it out (docs/design/dataplane.md#the-three-dsr-switches).
+type servicePolicy struct {
+	// internalLocal is internalTrafficPolicy: Local: ClusterIP LBs use
+	// local backends only.
+	internalLocal bool
+	// localTrafficDSR is externalTrafficPolicy: Local on an HNS with DSR:
+	// NodePort, external-IP and ingress LBs use local backends and DSR.
+	// Without HNS DSR the policy is not honoured at all.
+	localTrafficDSR bool
+	// preserveDestination is the preserve-destination annotation on an HNS
+	// with DSR: ingress LBs keep the destination (DSR, UseMux,
+	// PreserveDIP) and, like NodePort LBs, use local backends.
+	preserveDestination bool
+	// clusterIPDSR is the node's DSR on ClusterIP LBs (dsr.enabled).
+	clusterIPDSR bool
+	// distribution is ClientIP session affinity, where HNS has it.
+	distribution hns.DistributionType
+	// recreate is winProxyOptimization: disabled: a changed LB is deleted
+	// and created instead of modified.
+	recreate bool
+	// healthPort is the health-check LBs' port: the service's
+	// healthCheckNodePort, else kube-proxy's healthz port.
+	healthPort uint16
+}
+
+// newServicePolicy reads the service's policy; report records what this
+// node cannot do as asked.
+func newServicePolicy(c *nodeContext, svc *corev1.Service, report func(reason, format string, args ...any)) servicePolicy {
+	etpLocal := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+	p := servicePolicy{
+		internalLocal:       svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
+		localTrafficDSR:     etpLocal && c.caps.DSR,
+		preserveDestination: svc.Annotations[AnnotationPreserveDestination] == "true" && c.caps.DSR,
+		clusterIPDSR:        c.dsrActive,
+		distribution:        hns.DistributionNone,
+		recreate:            strings.EqualFold(svc.Annotations[AnnotationWinProxyOptimization], "disabled"),
+		healthPort:          c.healthPort,
+	}
+	if etpLocal && !c.caps.DSR {
+		report(v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
+	}
+	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+		if c.caps.SessionAffinity {
+			p.distribution = hns.DistributionSourceIP
+		} else {
+			report(v1alpha1.ReasonSessionAffinityUnsupported, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
+		}
+	}
+	if svc.Spec.HealthCheckNodePort != 0 {
+		p.healthPort = uint16(svc.Spec.HealthCheckNodePort)
+	}
+	return p
+}
+
+// The predicates the table of LB kinds (lbKinds) chooses backends and the
+// DSR flag with.
+
+func never(*servicePolicy) bool { return false }
+
+func internalTrafficLocal(p *servicePolicy) bool { return p.internalLocal }
+
+func clusterIPDSR(p *servicePolicy) bool { return p.clusterIPDSR }
+
+func localTrafficDSR(p *servicePolicy) bool { return p.localTrafficDSR }
+
+func localTrafficOrPreserveDestination(p *servicePolicy) bool {
+	return p.localTrafficDSR || p.preserveDestination
+}
+
+// proxied reports whether winkernel programs the service at all: not
+// ExternalName, not headless.
+func proxied(svc *corev1.Service) bool {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return false
+	}
+	return svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone
+}
+
+func clusterIPOf(svc *corev1.Service, fam v1alpha1.IPFamily) (netip.Addr, bool) {
+	ips := svc.Spec.ClusterIPs
+	if len(ips) == 0 {
+		ips = []string{svc.Spec.ClusterIP}
+	}
+	a := addrsOf(ips, fam)
+	if len(a) == 0 {
+		return netip.Addr{}, false
+	}
+	return a[0], true
+}
+
+func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {
+	var out []netip.Addr
+	for _, s := range ss {
+		if ip, err := netip.ParseAddr(s); err == nil && familyOf(ip) == fam {
+			out = append(out, ip.Unmap())
+		}
+	}
+	return out
+}
+
+// ingressIPs are the load-balancer ingress IPs of the family in VIP mode;
+// ipMode: Proxy means the cloud LB proxies, so the node must not.
+func ingressIPs(svc *corev1.Service, fam v1alpha1.IPFamily) []netip.Addr {
+	var out []netip.Addr
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IPMode != nil && *ing.IPMode != corev1.LoadBalancerIPModeVIP {
+			continue
+		}
+		out = append(out, addrsOf([]string{ing.IP}, fam)...)
+	}
+	return out
+}
+
+func protocolNumber(p corev1.Protocol) uint32 {
+	switch p {
+	case corev1.ProtocolTCP, "":
+		return hns.ProtocolTCP
+	case corev1.ProtocolUDP:
+		return hns.ProtocolUDP
+	case corev1.ProtocolSCTP:
+		return hns.ProtocolSCTP
+	}
+	return 0
+}
