@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -226,4 +227,97 @@ func reasons(d *Desired) []string {
 		out = append(out, strings.TrimPrefix(p.Service+" ", " ")+p.Reason)
 	}
 	return out
+}
+
+// Scenarios of reference §10 that are not engine cases:
+//   - 1, 4, 9, 10, 11: feature-gate and mode checks at start-up; the
+//     controller resolves gates per node version and the CRD rejects bad
+//     modes, so a ResolvedProxyConfig never carries them (controllers/).
+//   - 7: an empty network name is rejected by the CRD (MinLength=1).
+//   - 13, 20, 21, 22, 32, 33, 34, 35, 43, 44, 47, 49: HNS call behaviour
+//     (adoption instead of a purge, modify vs delete+create, failures,
+//     foreign LBs, network recreation, HNS down, retries); agent/apply.
+//   - 19, 31 are engine cases below and apply cases (ref-counting).
+//   - 42, 52 are engine cases below (what to create / the Recreate flag)
+//     and apply cases (the calls made).
+type scenario struct {
+	name     string
+	cfg      v1alpha1.ResolvedProxyConfig
+	view     HNSView
+	svcs     []*corev1.Service
+	slices   []*discoveryv1.EndpointSlice
+	lbs      []string
+	remotes  []string
+	problems []string
+	check    func(t *testing.T, d *Desired)
+}
+
+func run(t *testing.T, cases []scenario) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Compute(Input{NodeName: nodeName, Config: tc.cfg, Services: tc.svcs, EndpointSlices: tc.slices, HNS: tc.view})
+			if diff := cmp.Diff(tc.lbs, lbs(d)); diff != "" {
+				t.Errorf("load balancers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.remotes, remotes(d)); diff != "" {
+				t.Errorf("remote endpoints (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.problems, reasons(d)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if tc.check != nil {
+				tc.check(t, d)
+			}
+		})
+	}
+}
+
+func withHC(c v1alpha1.ResolvedProxyConfig) v1alpha1.ResolvedProxyConfig {
+	c.HealthCheck = v1alpha1.HealthCheckSpec{ForwardVIP: true, RootEndpointName: "cbr0"}
+	return c
+}
+
+func rootEP(ips ...string) hns.Endpoint {
+	e := localEP("EP-GW", ips...)
+	e.Name = "cbr0"
+	return e
+}
+
+func blocked(reason string) func(t *testing.T, d *Desired) {
+	return func(t *testing.T, d *Desired) {
+		t.Helper()
+		if d.Effective.Programmable || d.Effective.Blocked.Reason != reason {
+			t.Errorf("Programmable=%v Blocked=%+v, want blocked by %s", d.Effective.Programmable, d.Effective.Blocked, reason)
+		}
+	}
+}
+
+const (
+	svcVIPv4 = "10.20.30.41 mac=" + hostMAC + " pa=10.0.0.1 svcvip"
+	remote23 = "192.168.2.3 mac=02-11-c0-a8-02-03 pa=10.0.0.3"
+)
+
+// remoteSlice is svc's slice with one remote backend, 192.168.2.3 on node-2.
+func remoteSlice(svc string) *discoveryv1.EndpointSlice {
+	return slice(svc, svc+"-a", 80, ep{"192.168.2.3", "node-2", ""})
+}
+
+// lbService is svc1 as a LoadBalancer: node port 3001, ingress 11.21.31.41.
+func lbService(opts ...svcOpt) *corev1.Service {
+	return service("svc1", append([]svcOpt{loadBalancer(3001, "11.21.31.41")}, opts...)...)
+}
+
+// localPod is a pod endpoint of this node, 192.168.1.5.
+func localPod() hns.Endpoint { return localEP("EP-L1", "192.168.1.5") }
+
+func dualStackConfig(dsr bool) v1alpha1.ResolvedProxyConfig {
+	c := withHC(config(dsr))
+	c.DualStack = true
+	c.NodeIPs = []string{nodeIP, "fd00:10::1"}
+	return c
+}
+
+func dualStackService(opts ...svcOpt) *corev1.Service {
+	return service("svc1", append([]svcOpt{clusterIPs("10.20.30.41", "fd00:20::41"), loadBalancer(3001, "11.21.31.41", "fd00::1")}, opts...)...)
 }

@@ -1,12 +1,102 @@
 package engine
 
 import (
+	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
+
+// The endpoint pipeline (selectBackends, docs/design/dataplane.md#endpoint-selection):
+// which endpoints become backends, local or remote, and the internal port.
+
+// Terminating endpoints count only for services with an ingress IP.
+func TestTerminatingEndpoints(t *testing.T) {
+	terminatingSvc := func(opts ...svcOpt) *corev1.Service {
+		return service("svc1", append([]svcOpt{loadBalancer(3001, "20.0.0.10"), externalIPs("50.0.0.1")}, opts...)...)
+	}
+	terminatingSlices := []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
+		ep{"192.168.1.10", nodeName, "-r+s+t"}, ep{"192.168.1.11", nodeName, "-r-s+t"}, ep{"192.168.2.3", "node-2", ""})}
+	terminatingView := view(false, ws2022, localEP("EP-A", "192.168.1.10"), localEP("EP-B", "192.168.1.11"), rootEP("192.168.1.1"))
+	run(t, []scenario{
+		{
+			name: "scenario-37-terminating-example-etp-local", cfg: withHC(config(false)), view: terminatingView,
+			svcs: []*corev1.Service{terminatingSvc(etpLocal)}, slices: terminatingSlices,
+			lbs: []string{
+				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.10@EP-A 192.168.2.3]",
+				"IPv4/ingress 20.0.0.10:80/TCP ns/svc1:p80 int=80 flags=1 pm=16 svip=- be=[192.168.1.10@EP-A]",
+			},
+			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
+		},
+		{
+			name: "scenario-37-terminating-example-etp-cluster", cfg: withHC(config(false)), view: terminatingView,
+			svcs: []*corev1.Service{terminatingSvc()}, slices: terminatingSlices,
+			lbs: []string{
+				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
+				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.2.3]",
+				"IPv4/externalip 50.0.0.1:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3]",
+				"IPv4/ingress 20.0.0.10:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3]",
+				"IPv4/healthcheck 20.0.0.10:10256/TCP int=10256 flags=0 pm=0 svip=- be=[192.168.1.1@EP-GW]",
+			},
+			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
+		},
+		{
+			name: "scenario-38-clusterip-only-terminating-endpoint-gets-no-lb", cfg: config(false), view: view(false, ws2022),
+			svcs:   []*corev1.Service{service("svc1")},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", "-r+s+t"})},
+		},
+		{
+			name: "scenario-51-all-terminating-etp-cluster", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),
+			svcs: []*corev1.Service{lbService(externalIPs("50.0.0.1"))},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
+				ep{"192.168.2.3", "node-2", "-r+s+t"}, ep{"192.168.2.4", "node-2", "-r+s+t"})},
+			lbs: []string{
+				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3 192.168.2.4]",
+				"IPv4/ingress 11.21.31.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3 192.168.2.4]",
+			},
+			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03", "192.168.2.4 mac=02-11-c0-a8-02-04"},
+		},
+	})
+}
+
+// A backend is local when a local HNS endpoint holds its IP, whatever
+// Kubernetes says; a local endpoint without one is left out and reported.
+func TestLocalHNSEndpoints(t *testing.T) {
+	run(t, []scenario{
+		{
+			name: "scenario-30-same-ip-local-and-remote-uses-the-local-endpoint", cfg: config(false), view: view(false, ws2022, localPod()),
+			svcs: []*corev1.Service{service("svc1"), service("svc2", clusterIPs("10.20.30.42"))},
+			slices: []*discoveryv1.EndpointSlice{
+				slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""}),
+				slice("svc2", "s2", 80, ep{"192.168.1.5", "node-2", ""}),
+			},
+			lbs: []string{
+				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
+				"IPv4/clusterip 10.20.30.42:80/TCP ns/svc2:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
+			},
+		},
+		{
+			name: "scenario-36-duplicate-ip-local-endpoint-wins", cfg: config(false),
+			view:   view(false, ws2022, hns.Endpoint{ID: "EP-R", Remote: true, IPs: []netip.Addr{ip("192.168.1.5")}}, localPod()),
+			svcs:   []*corev1.Service{service("svc1")},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", "node-2", ""})},
+			lbs: []string{
+				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
+			},
+		},
+		{
+			name: "local-endpoint-without-hns-endpoint-is-reported", cfg: config(false), view: view(false, ws2022),
+			svcs:     []*corev1.Service{service("svc1")},
+			slices:   []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			problems: []string{"ns/svc1 " + v1alpha1.ReasonLocalEndpointNotFound},
+		},
+	})
+}
 
 // Endpoint rules the conformance suite (test/conformance) found winproxy
 // following differently from upstream: kube-proxy's endpoint-slice cache
