@@ -60,13 +60,13 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 	e, prev := r.effective, a.lastEffect
 	first := !a.reported
 	a.lastEffect, a.reported = e, true
-	if !e.NetworkReady.OK && (first || prev.NetworkReady.Reason != e.NetworkReady.Reason) {
+	if !e.NetworkReady.True && (first || prev.NetworkReady.Reason != e.NetworkReady.Reason) {
 		warn(e.NetworkReady.Reason, "%s; nothing is programmed until it appears", e.NetworkReady.Message)
 	}
 	if !e.Programmable {
 		return
 	}
-	if e.DualStackDowngraded.OK && (first || !prev.DualStackDowngraded.OK || !prev.Programmable) {
+	if e.DualStackDowngraded.True && (first || !prev.DualStackDowngraded.True || !prev.Programmable) {
 		warn(v1alpha1.ConditionDualStackDowngraded, "dual-stack was requested but only %v is programmed: %s", e.IPFamilies, e.DualStackDowngraded.Message)
 	}
 	if e.DSR.Requested && !e.DSR.Active && e.DSRActive.Reason == v1alpha1.ReasonDSRUnsupported && (first || prev.DSRActive.Reason != e.DSRActive.Reason) {

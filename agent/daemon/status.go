@@ -91,15 +91,15 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
 	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
 
-	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.OK, e.NetworkReady.Reason, e.NetworkReady.Message)
-	if e.Programmable || !e.SourceVIPOK.OK {
-		set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK.OK, e.SourceVIPOK.Reason, e.SourceVIPOK.Message)
+	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
+	if e.Programmable || !e.SourceVIPReady.True {
+		set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
 	} else {
 		setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
 	}
 	if e.Programmable {
-		set(v1alpha1.ConditionDSRActive, e.DSRActive.OK, e.DSRActive.Reason, e.DSRActive.Message)
-		set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.OK, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+		set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
+		set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
 	} else {
 		// What the node would do once programmable is no claim about what it does now.
 		setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))

@@ -17,7 +17,7 @@ import (
 )
 
 func okStatus(reason string) engine.Status {
-	return engine.Status{OK: true, Reason: reason, Message: reason}
+	return engine.Status{True: true, Reason: reason, Message: reason}
 }
 
 func programmedReport(at time.Time) syncReport {
@@ -29,7 +29,7 @@ func programmedReport(at time.Time) syncReport {
 			NetworkReady:        okStatus(v1alpha1.ReasonNetworkFound),
 			Programmable:        true,
 			SourceVIP:           v1alpha1.SourceVIPStatus{Address: "10.244.2.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
-			SourceVIPOK:         okStatus(v1alpha1.ReasonSourceVIPFound),
+			SourceVIPReady:      okStatus(v1alpha1.ReasonSourceVIPFound),
 			DSR:                 v1alpha1.DSRStatus{Requested: true, Active: true},
 			DSRActive:           okStatus(v1alpha1.ReasonDSREnabled),
 			IPFamilies:          []v1alpha1.IPFamily{v1alpha1.IPv4},
@@ -126,7 +126,7 @@ func TestBuildStatusFailures(t *testing.T) {
 
 	blocked := programmedReport(t0.Add(3 * time.Minute))
 	blocked.effective.Programmable = false
-	blocked.effective.Blocked = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing, Message: "HNS endpoint Calico_ep not found"}
+	blocked.effective.Blocked = engine.Cause{Reason: v1alpha1.ReasonSourceVIPEndpointMissing, Message: "HNS endpoint Calico_ep not found"}
 	st = buildStatus(prev, wpn(), blocked)
 	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Reason != v1alpha1.ReasonSourceVIPEndpointMissing {
 		t.Errorf("Programmed = %+v, want reason SourceVIPEndpointMissing", c)
@@ -139,12 +139,12 @@ func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	prev := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
 	r := programmedReport(t0.Add(time.Minute))
-	blocked := engine.Status{OK: true, Reason: v1alpha1.ReasonNetworkNotFound, Message: `no HNS network is named "Calico"`}
+	blocked := engine.Cause{Reason: v1alpha1.ReasonNetworkNotFound, Message: `no HNS network is named "Calico"`}
 	r.effective.NetworkReady = engine.Status{Reason: v1alpha1.ReasonNetworkNotFound, Message: blocked.Message}
 	r.effective.Programmable, r.effective.Blocked = false, blocked
 	r.effective.IPFamilies = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
 	r.effective.DualStackDowngraded = engine.Status{Reason: v1alpha1.ReasonDualStackActive}
-	r.effective.SourceVIPOK = okStatus(v1alpha1.ReasonNotRequired)
+	r.effective.SourceVIPReady = okStatus(v1alpha1.ReasonNotRequired)
 	st := buildStatus(prev, wpn(), r)
 
 	if len(st.IPFamilies) != 0 || st.DSR.Active || st.SourceVIP.Address != "" {
@@ -159,7 +159,7 @@ func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
 		t.Errorf("Programmed = %s/%s, want False/NetworkNotFound", c.Status, c.Reason)
 	}
 	// A source VIP that blocks programming stays False: it says why.
-	r.effective.SourceVIPOK = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing}
+	r.effective.SourceVIPReady = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing}
 	if c := condition(t, buildStatus(prev, wpn(), r), v1alpha1.ConditionSourceVIPReady); c.Status != metav1.ConditionFalse {
 		t.Errorf("a missing source-VIP endpoint: SourceVIPReady = %s, want False", c.Status)
 	}

@@ -149,10 +149,10 @@ func (c *nodeContext) networkCondition(cfg *v1alpha1.ResolvedProxyConfig, v *HNS
 			Message: fmt.Sprintf("HNS network %q is %s but the config expects %s; HNS is left as it is", cfg.Network.Name, v.Network.Type, cfg.Network.Type)}
 	default:
 		e.Network.ID, e.Network.Type = v.Network.ID, string(v.Network.Type)
-		e.NetworkReady = Status{OK: true, Reason: v1alpha1.ReasonNetworkFound,
+		e.NetworkReady = Status{True: true, Reason: v1alpha1.ReasonNetworkFound,
 			Message: fmt.Sprintf("HNS network %q (%s) found", cfg.Network.Name, v.Network.Type)}
 	}
-	if !e.NetworkReady.OK {
+	if !e.NetworkReady.True {
 		c.block(e.NetworkReady.Reason, e.NetworkReady.Message)
 	}
 }
@@ -219,10 +219,10 @@ func (c *nodeContext) ipFamilies(cfg *v1alpha1.ResolvedProxyConfig) v1alpha1.IPF
 	case !cfg.DualStack:
 		e.DualStackDowngraded = Status{Reason: v1alpha1.ReasonDualStackNotRequested, Message: "dual-stack is not requested"}
 	case c.overlay:
-		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonOverlayNetwork,
+		e.DualStackDowngraded = Status{True: true, Reason: v1alpha1.ReasonOverlayNetwork,
 			Message: fmt.Sprintf("overlay networks support one IP family; only %s is proxied", primary)}
 	case !c.caps.IPv6DualStack:
-		e.DualStackDowngraded = Status{OK: true, Reason: v1alpha1.ReasonHNSUnsupported,
+		e.DualStackDowngraded = Status{True: true, Reason: v1alpha1.ReasonHNSUnsupported,
 			Message: fmt.Sprintf("HNS older than 11.10 has no dual-stack; only %s is proxied", primary)}
 	default:
 		c.families = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
@@ -247,7 +247,7 @@ func (c *nodeContext) dsrCondition(cfg *v1alpha1.ResolvedProxyConfig) {
 	default:
 		c.dsrActive = true
 		e.DSR.Active = true
-		e.DSRActive = Status{OK: true, Reason: v1alpha1.ReasonDSREnabled, Message: "ClusterIP load balancers use DSR"}
+		e.DSRActive = Status{True: true, Reason: v1alpha1.ReasonDSREnabled, Message: "ClusterIP load balancers use DSR"}
 	}
 }
 
@@ -308,6 +308,6 @@ func endpointByName(eps []hns.Endpoint, name string) (hns.Endpoint, bool) {
 func (c *nodeContext) block(reason, msg string) {
 	if c.programmable {
 		c.programmable = false
-		c.effective.Blocked = Status{OK: true, Reason: reason, Message: msg}
+		c.effective.Blocked = Cause{Reason: reason, Message: msg}
 	}
 }

@@ -39,7 +39,7 @@ func TestProgrammingIsBlocked(t *testing.T) {
 			svcs: overlayNodePort, slices: overlayRemote,
 			check: func(t *testing.T, d *Desired) {
 				blocked(v1alpha1.ReasonNetworkNotFound)(t, d)
-				if d.Effective.NetworkReady.OK {
+				if d.Effective.NetworkReady.True {
 					t.Error("NetworkReady is true")
 				}
 			},
@@ -94,7 +94,7 @@ func TestDualStackDowngrade(t *testing.T) {
 			if diff := cmp.Diff(tc.families, e.IPFamilies); diff != "" {
 				t.Errorf("families (-want +got):\n%s", diff)
 			}
-			if e.DualStackDowngraded.OK != tc.down || e.DualStackDowngraded.Reason != tc.reason {
+			if e.DualStackDowngraded.True != tc.down || e.DualStackDowngraded.Reason != tc.reason {
 				t.Errorf("downgraded = %+v, want %v %s", e.DualStackDowngraded, tc.down, tc.reason)
 			}
 		})

@@ -76,8 +76,8 @@ func TestLoadBalancerSourceVIP(t *testing.T) {
 			},
 			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
 			check: func(t *testing.T, d *Desired) {
-				if d.Effective.SourceVIP.Address != "" || d.Effective.SourceVIPOK.Reason != v1alpha1.ReasonNotRequired {
-					t.Errorf("source VIP %+v %+v, want none, NotRequired", d.Effective.SourceVIP, d.Effective.SourceVIPOK)
+				if d.Effective.SourceVIP.Address != "" || d.Effective.SourceVIPReady.Reason != v1alpha1.ReasonNotRequired {
+					t.Errorf("source VIP %+v %+v, want none, NotRequired", d.Effective.SourceVIP, d.Effective.SourceVIPReady)
 				}
 			},
 		},

@@ -16,7 +16,7 @@ func (c *nodeContext) sourceVIPCondition(cfg *v1alpha1.ResolvedProxyConfig, v *H
 	e := &c.effective
 	e.SourceVIP.Origin = v1alpha1.SourceVIPOriginNone
 	if !c.overlay {
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonNotRequired, Message: "the network is not overlay: HNS picks the source address"}
+		e.SourceVIPReady = Status{True: true, Reason: v1alpha1.ReasonNotRequired, Message: "the network is not overlay: HNS picks the source address"}
 		return
 	}
 	c.overlayPrerequisites(primary)
@@ -110,16 +110,16 @@ func (c *nodeContext) sourceVIPHolder(sv *v1alpha1.ResolvedSourceVIP, v *HNSView
 		// holding it is a pod, whose IP must not be taken (k/k #100962).
 		c.sourceVIPFailed(v1alpha1.ReasonSourceVIPConflict, fmt.Sprintf("HNS endpoint %s (%q) already holds %s; choose an address outside the CNI's IPAM range", holder.ID, holder.Name, ip))
 	case held:
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s is held by HNS endpoint %s", ip, holder.ID)}
+		e.SourceVIPReady = Status{True: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s is held by HNS endpoint %s", ip, holder.ID)}
 	default:
 		c.svipEndpoint = &SourceVIPEndpoint{IP: ip, MAC: c.hostMAC}
-		e.SourceVIPOK = Status{OK: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s; its local HNS endpoint is to be created", ip)}
+		e.SourceVIPReady = Status{True: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s; its local HNS endpoint is to be created", ip)}
 	}
 }
 
 // sourceVIPFailed reports SourceVIPReady false, which blocks programming.
 func (c *nodeContext) sourceVIPFailed(reason, msg string) {
-	c.effective.SourceVIPOK = Status{Reason: reason, Message: msg}
+	c.effective.SourceVIPReady = Status{Reason: reason, Message: msg}
 	c.block(reason, msg)
 }
 

@@ -198,10 +198,18 @@ type SourceVIPEndpoint struct {
 	MAC string
 }
 
-// Status is one reported aspect: true or false, with a reason from the
-// API's vocabulary (api/v1alpha1/conditions.go) and a message.
+// Status is one condition the node reports about what is in effect: True
+// or False, with a reason from the API's vocabulary
+// (api/v1alpha1/conditions.go) and a message.
 type Status struct {
-	OK      bool
+	True    bool
+	Reason  string
+	Message string
+}
+
+// Cause says why something is so: a reason from the API's vocabulary and a
+// message.
+type Cause struct {
 	Reason  string
 	Message string
 }
@@ -212,17 +220,18 @@ type Effective struct {
 	NetworkReady Status
 	// Programmable is false when HNS must be left as it is this sync (network
 	// missing or of the wrong type, overlay without a usable source VIP);
-	// Blocked says why. Desired then holds no load balancers, which must not
-	// be read as "delete everything".
-	Programmable bool
-	Blocked      Status
-	SourceVIP    v1alpha1.SourceVIPStatus
-	SourceVIPOK  Status
-	DSR          v1alpha1.DSRStatus
-	DSRActive    Status
-	IPFamilies   []v1alpha1.IPFamily
-	// DualStackDowngraded.OK is true when dual-stack was asked for but only
-	// one family is proxied.
+	// Blocked says why, and is zero when the node is programmable. Desired
+	// then holds no load balancers, which must not be read as "delete
+	// everything".
+	Programmable   bool
+	Blocked        Cause
+	SourceVIP      v1alpha1.SourceVIPStatus
+	SourceVIPReady Status
+	DSR            v1alpha1.DSRStatus
+	DSRActive      Status
+	IPFamilies     []v1alpha1.IPFamily
+	// DualStackDowngraded is True when dual-stack was asked for but only one
+	// family is proxied.
 	DualStackDowngraded Status
 }
 

@@ -105,7 +105,7 @@ func Build(f *File) (*Plan, error) {
 		Status: Status{Network: e.Network, SourceVIP: e.SourceVIP, DSR: e.DSR, IPFamilies: e.IPFamilies, Programmable: e.Programmable,
 			Conditions: []Condition{
 				cond(v1alpha1.ConditionNetworkReady, e.NetworkReady),
-				cond(v1alpha1.ConditionSourceVIPReady, e.SourceVIPOK),
+				cond(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady),
 				cond(v1alpha1.ConditionDSRActive, e.DSRActive),
 				cond(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded),
 			}},
@@ -139,7 +139,7 @@ func Build(f *File) (*Plan, error) {
 
 func cond(t string, s engine.Status) Condition {
 	st := "False"
-	if s.OK {
+	if s.True {
 		st = "True"
 	}
 	return Condition{Type: t, Status: st, Reason: s.Reason, Message: s.Message}
