@@ -1,9 +1,6 @@
 package hns
 
-import (
-	"fmt"
-	"net/netip"
-)
+import "net/netip"
 
 // FallbackMAC is what winkernel conjures when the IP cannot be parsed.
 const FallbackMAC = "02-11-22-33-44-55"
@@ -26,7 +23,14 @@ func ConjureMAC(ip netip.Addr) string {
 	default:
 		return FallbackMAC
 	}
-	return fmt.Sprintf("02-11-%02x-%02x-%02x-%02x", b[0], b[1], b[2], b[3])
+	// Formatted by hand: the engine conjures one per remote backend, and
+	// fmt costs more than the rest of the string's making.
+	const hex = "0123456789abcdef"
+	mac := []byte("02-11-00-00-00-00")
+	for i, v := range b {
+		mac[6+3*i], mac[7+3*i] = hex[v>>4], hex[v&0xf]
+	}
+	return string(mac)
 }
 
 // ConjureMACString is ConjureMAC for an unparsed address; invalid input gets
