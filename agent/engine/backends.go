@@ -88,7 +88,7 @@ func (s *serviceComputation) selectBackends(p *portPlan, eps []*discoveryv1.Endp
 			b.all = append(b.all, Backend{IP: ep.ip})
 		}
 		if c.overlay && !ep.local {
-			pa := c.providerAddress(ep.ip)
+			pa := c.pa.lookup(ep.ip)
 			if !pa.IsValid() || pa == ep.ip {
 				containsNodeOrPublic = true
 			}
@@ -115,7 +115,7 @@ func (s *serviceComputation) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily)
 	if !c.overlay {
 		return re
 	}
-	re.ProviderAddress = c.providerAddress(ip)
+	re.ProviderAddress = c.pa.lookup(ip)
 	if !re.ProviderAddress.IsValid() {
 		if n := c.nodeFor(ip); n != "" {
 			s.report(v1alpha1.ReasonNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ip, n)

@@ -50,6 +50,8 @@ type nodeContext struct {
 	effective    Effective
 	problems     []Problem
 	svipEndpoint *SourceVIPEndpoint
+	// pa resolves overlay backends' provider addresses from shared.routes.
+	pa providerAddresses
 	// local maps an IP to the local HNS endpoint holding it.
 	local map[netip.Addr]string
 }
@@ -176,6 +178,7 @@ func (c *nodeContext) overlayRoutes(v *HNSView, nodes []*corev1.Node) {
 		return
 	}
 	c.routes = v.Network.RemoteSubnetRoutes
+	c.pa = newProviderAddresses(c.routes)
 	for _, n := range nodes {
 		if n == nil || n.Name == c.nodeName {
 			continue
