@@ -1,9 +1,10 @@
 package engine
 
 import (
+	"bytes"
+	"cmp"
 	"net/netip"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -39,39 +40,37 @@ type backendSelection struct {
 
 // selectBackends runs the endpoint pipeline for p: which endpoints pass
 // the readiness filter, which HNS endpoint each is, the internal port and
-// the source VIP. Remote backends' endpoints are offered as candidates:
-// they are wanted only if a load balancer uses them.
-func (s *serviceComputation) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
+// the source VIP. Remote backends' endpoints are offered as candidates in
+// s.remotes: they are wanted only if a load balancer uses them.
+func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
 	c := s.c
-	all := endpointsFor(eps, p.family, p.port, c.nodeName)
-	var allTerminating, allNonServing bool
+	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.nodeName)
+	f := readiness{localOnly: p.policy.internalLocal && p.policy.localTrafficDSR}
 	if len(p.ingress) > 0 {
 		// Only services with an ingress IP look at terminating endpoints.
-		allTerminating, allNonServing = terminatingState(all, p.policy.localTrafficDSR)
+		f.allTerminating, f.allNonServing = terminatingState(s.endpoints, p.policy.localTrafficDSR)
 	}
-	someServing := !allNonServing
-	b := backendSelection{availableForLB: !allTerminating && !allNonServing}
+	b := backendSelection{availableForLB: !f.allTerminating && !f.allNonServing}
 	if p.port.TargetPort.Type == intstr.Int {
 		b.targetPort = uint16(p.port.TargetPort.IntVal)
 	}
-	ports := map[uint16]bool{}
-	// An IP listed on two ports is one HNS endpoint: one backend
-	// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
-	added := map[netip.Addr]bool{}
-	containsNodeOrPublic := false
-	for _, ep := range all {
-		if p.policy.internalLocal && p.policy.localTrafficDSR && !ep.local {
-			continue
-		}
-		if someServing && ((!allTerminating && !ep.ready) || !ep.serving) {
+	if n := f.count(s.endpoints); n > 0 {
+		b.all = make([]Backend, 0, n)
+	}
+	var included, mixedPorts, containsNodeOrPublic bool
+	var added netip.Addr // endpoints are sorted by IP: an IP's entries are adjacent
+	for _, ep := range s.endpoints {
+		if !f.passes(ep) {
 			continue
 		}
 		// HNS LBs have one internal port: winkernel takes the last
-		// endpoint's (in "ip:port" order), also from a local endpoint it
-		// then skips for want of an HNS endpoint.
-		b.targetPort = ep.port
-		ports[ep.port] = true
-		if added[ep.ip] {
+		// endpoint's (in "ip:port" order, see below), also from a local
+		// endpoint it then skips for want of an HNS endpoint.
+		mixedPorts = mixedPorts || included && ep.port != b.targetPort
+		b.targetPort, included = ep.port, true
+		if ep.ip == added {
+			// An IP listed on two ports is one HNS endpoint: one backend
+			// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
 			continue
 		}
 		if id, ok := s.lookup(ep.ip); ok {
@@ -84,7 +83,7 @@ func (s *serviceComputation) selectBackends(p *portPlan, eps []*discoveryv1.Endp
 			s.report(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
 			continue
 		} else {
-			s.candidates[ep.ip] = s.remoteBackend(ep.ip, p.family)
+			s.remotes = append(s.remotes, s.remoteBackend(ep.ip, p.family))
 			b.all = append(b.all, Backend{IP: ep.ip})
 		}
 		if c.overlay && !ep.local {
@@ -93,23 +92,70 @@ func (s *serviceComputation) selectBackends(p *portPlan, eps []*discoveryv1.Endp
 				containsNodeOrPublic = true
 			}
 		}
-		added[ep.ip] = true
+		added = ep.ip
 	}
-	if len(ports) > 1 {
+	if mixedPorts {
+		b.targetPort = lastInTextOrder(s.endpoints, f).port
 		s.report(v1alpha1.ReasonMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", p.port.Name, b.targetPort)
 	}
-	byIP := func(a, b Backend) int { return a.IP.Compare(b.IP) }
-	slices.SortFunc(b.all, byIP)
-	slices.SortFunc(b.local, byIP)
 	b.sourceVIP = c.sourceVIPFor(p.family, containsNodeOrPublic)
 	p.backendSelection = b
+}
+
+// readiness is the endpoint pipeline's filter.
+type readiness struct {
+	// localOnly skips remote endpoints (ITP=Local with ETP=Local and DSR:
+	// winkernel does not process them at all).
+	localOnly bool
+	// allTerminating and allNonServing are terminatingState's answers.
+	allTerminating, allNonServing bool
+}
+
+// passes: if some endpoint serves, endpoints that are not ready (unless
+// all terminate) or not serving are skipped; if none serves, nothing is.
+func (f readiness) passes(ep endpoint) bool {
+	if f.localOnly && !ep.local {
+		return false
+	}
+	someServing := !f.allNonServing
+	return !someServing || (f.allTerminating || ep.ready) && ep.serving
+}
+
+func (f readiness) count(eps []endpoint) int {
+	n := 0
+	for _, ep := range eps {
+		if f.passes(ep) {
+			n++
+		}
+	}
+	return n
+}
+
+// lastInTextOrder is the endpoint that passes f and is last when
+// endpoints are ordered as kube-proxy's endpoint-slice cache orders them,
+// by their "ip:port" strings (so "10.0.0.10:80" < "10.0.0.9:80"), which is
+// the endpoint whose port winkernel's LB gets.
+func lastInTextOrder(eps []endpoint, f readiness) endpoint {
+	var last endpoint
+	var lastText, text [64]byte
+	n := 0
+	for _, ep := range eps {
+		if !f.passes(ep) {
+			continue
+		}
+		t := netip.AddrPortFrom(ep.ip, ep.port).AppendTo(text[:0])
+		if n == 0 || bytes.Compare(t, lastText[:n]) > 0 {
+			last, n = ep, copy(lastText[:], t)
+		}
+	}
+	return last
 }
 
 // remoteBackend is the remote endpoint winkernel creates for a backend on
 // another node: a conjured MAC and, on overlay, the provider address of
 // the backend's node, or this node's IP for an address outside the
 // cluster.
-func (s *serviceComputation) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) RemoteEndpoint {
+func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) RemoteEndpoint {
 	c := s.c
 	re := RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
 	if !c.overlay {
@@ -138,17 +184,17 @@ func (c *nodeContext) sourceVIPFor(fam v1alpha1.IPFamily, containsNodeOrPublic b
 	return c.sourceVIP
 }
 
-// endpointsFor collects the endpoints of one service port and family from
-// the service's slices (sorted by name), as kube-proxy's endpoint-slice
-// cache does (pkg/proxy/endpointslicecache.go): first address only, nil
-// conditions defaulted (ready, serving true; terminating false). The cache
-// keys endpoints by IP and port: a later entry for the same IP and port
-// replaces an earlier one unless the later one is terminating (a pod that
-// reuses a terminating pod's IP wins; of two entries that are both
-// terminating, or both not, the last one wins resp. the first stays).
-// The same IP on two ports stays two endpoints. The result is sorted so the
-// output does not depend on slice order.
-func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
+// endpointsFor appends to buf the endpoints of one service port and family
+// from the service's slices (sorted by name), as kube-proxy's
+// endpoint-slice cache has them (pkg/proxy/endpointslicecache.go): first
+// address only, nil conditions defaulted (ready, serving true; terminating
+// false). The cache keys endpoints by IP and port: a later entry for the
+// same IP and port replaces an earlier one unless the later one is
+// terminating (a pod that reuses a terminating pod's IP wins; of two
+// entries that are both terminating, or both not, the last one wins resp.
+// the first stays). The same IP on two ports stays two endpoints. The
+// result is sorted by IP and port, so it does not depend on slice order.
+func endpointsFor(buf []endpoint, eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
 	want := discoveryv1.AddressTypeIPv4
 	if fam == v1alpha1.IPv6 {
 		want = discoveryv1.AddressTypeIPv6
@@ -157,11 +203,6 @@ func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp co
 	if proto == "" {
 		proto = corev1.ProtocolTCP
 	}
-	type ipPort struct {
-		ip   netip.Addr
-		port uint16
-	}
-	byKey := map[ipPort]endpoint{}
 	for _, s := range eps {
 		if s.AddressType != want {
 			continue
@@ -178,28 +219,31 @@ func endpointsFor(eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp co
 			if err != nil || familyOf(ip) != fam {
 				continue
 			}
-			ep := endpoint{
+			buf = append(buf, endpoint{
 				ip:          ip.Unmap(),
 				port:        uint16(*port),
 				local:       e.NodeName != nil && *e.NodeName == nodeName,
 				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
 				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
 				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
-			}
-			k := ipPort{ep.ip, ep.port}
-			if _, dup := byKey[k]; dup && ep.terminating {
-				continue
-			}
-			byKey[k] = ep
+			})
 		}
 	}
-	out := make([]endpoint, 0, len(byKey))
-	for _, ep := range byKey {
-		out = append(out, ep)
+	// A stable sort keeps the entries of one IP and port in slice order, for
+	// the cache's rule above.
+	sameIPPort := func(a, b endpoint) int { return cmp.Or(a.ip.Compare(b.ip), cmp.Compare(a.port, b.port)) }
+	slices.SortStableFunc(buf, sameIPPort)
+	out := buf[:0]
+	for i := 0; i < len(buf); {
+		kept, j := buf[i], i+1
+		for ; j < len(buf) && sameIPPort(buf[j], buf[i]) == 0; j++ {
+			if !buf[j].terminating {
+				kept = buf[j]
+			}
+		}
+		out = append(out, kept)
+		i = j
 	}
-	// The cache's order: by the endpoint's "ip:port" string, which decides
-	// the internal port when backends listen on several (selectBackends).
-	slices.SortFunc(out, func(a, b endpoint) int { return strings.Compare(a.String(), b.String()) })
 	return out
 }
 
@@ -216,11 +260,6 @@ func slicePort(s *discoveryv1.EndpointSlice, name string, proto corev1.Protocol)
 		}
 	}
 	return nil
-}
-
-// String is the endpoint as kube-proxy names it, "ip:port" ("[ip]:port").
-func (e endpoint) String() string {
-	return netip.AddrPortFrom(e.ip, e.port).String()
 }
 
 // terminatingState is winkernel's isAllEndpointsTerminating and

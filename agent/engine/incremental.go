@@ -215,10 +215,11 @@ func (c *Incremental) Desired() *Desired {
 	}
 	touchedLB := map[LBKey]struct{}{}
 	touchedIP := map[netip.Addr]struct{}{}
+	sc := newServiceComputer(c.ctx, true)
 	for k := range c.dirty {
 		c.retract(k, touchedLB, touchedIP)
 		if svc, ok := c.services[k]; ok {
-			r := computeService(c.ctx, svc, c.sortedSlices(k))
+			r := sc.compute(k, svc, c.sortedSlices(k))
 			c.contribute(k, r, touchedLB, touchedIP)
 		}
 	}

@@ -78,8 +78,9 @@ type portPlan struct {
 	noVIP       [1]netip.Addr
 	externalIPs []netip.Addr
 	ingress     []netip.Addr
-	root        Backend
-	policy      *servicePolicy
+	// root is the health-check LBs' backend, if any.
+	root   []Backend
+	policy *servicePolicy
 	backendSelection
 }
 
@@ -108,10 +109,7 @@ func healthPortNumber(p *portPlan) uint16 { return p.policy.healthPort }
 func (k *lbKind) backends(p *portPlan) []Backend {
 	switch {
 	case k.root:
-		if p.root.Local {
-			return []Backend{p.root}
-		}
-		return nil
+		return p.root
 	case k.localOnly(p.policy):
 		return p.local
 	}

@@ -50,6 +50,9 @@ type nodeContext struct {
 	effective    Effective
 	problems     []Problem
 	svipEndpoint *SourceVIPEndpoint
+	// rootBackends are the health-check LBs' backends by family, from
+	// shared.root, shared by every service's LBs.
+	rootBackends [2][]Backend
 	// pa resolves overlay backends' provider addresses from shared.routes.
 	pa providerAddresses
 	// local maps an IP to the local HNS endpoint holding it.
@@ -89,6 +92,11 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 	c.dsrCondition(cfg)
 	c.externalIPs = externalIPsAllowed(cfg)
 	c.healthCheckRoot(cfg, v)
+	for i, r := range c.root {
+		if r.Local {
+			c.rootBackends[i] = []Backend{r}
+		}
+	}
 	c.sourceVIPCondition(cfg, v, primary)
 	c.effective.Programmable = c.programmable
 	return c

@@ -42,9 +42,10 @@ type servicePolicy struct {
 	healthPort uint16
 }
 
-// newServicePolicy reads the service's policy; report records what this
-// node cannot do as asked.
-func newServicePolicy(c *nodeContext, svc *corev1.Service, report func(reason, format string, args ...any)) servicePolicy {
+// readPolicy reads the service's policy, and reports what this node cannot
+// do as asked.
+func (s *serviceComputer) readPolicy(svc *corev1.Service) servicePolicy {
+	c := s.c
 	etpLocal := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 	p := servicePolicy{
 		internalLocal:       svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
@@ -56,13 +57,13 @@ func newServicePolicy(c *nodeContext, svc *corev1.Service, report func(reason, f
 		healthPort:          c.healthPort,
 	}
 	if etpLocal && !c.caps.DSR {
-		report(v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
+		s.report(v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
 	}
 	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
 		if c.caps.SessionAffinity {
 			p.distribution = hns.DistributionSourceIP
 		} else {
-			report(v1alpha1.ReasonSessionAffinityUnsupported, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
+			s.report(v1alpha1.ReasonSessionAffinityUnsupported, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
 		}
 	}
 	if svc.Spec.HealthCheckNodePort != 0 {
@@ -100,11 +101,12 @@ func clusterIPOf(svc *corev1.Service, fam v1alpha1.IPFamily) (netip.Addr, bool) 
 	if len(ips) == 0 {
 		ips = []string{svc.Spec.ClusterIP}
 	}
-	a := addrsOf(ips, fam)
-	if len(a) == 0 {
-		return netip.Addr{}, false
+	for _, s := range ips {
+		if ip, err := netip.ParseAddr(s); err == nil && familyOf(ip) == fam {
+			return ip.Unmap(), true
+		}
 	}
-	return a[0], true
+	return netip.Addr{}, false
 }
 
 func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {

@@ -20,111 +20,154 @@ type svcResult struct {
 	ips []netip.Addr
 }
 
-// serviceComputation is computeService's work on one service.
-type serviceComputation struct {
-	c      *nodeContext
-	svc    *corev1.Service
+// serviceComputer computes services one after another for one node
+// context. Its scratch space (a port's endpoints and plan, the remote
+// endpoints and problems found so far) is reused from one service to the
+// next; what it returns shares none of it.
+type serviceComputer struct {
+	c *nodeContext
+	// trackIPs records in each result the addresses looked up among local
+	// HNS endpoints, which the incremental engine recomputes services by.
+	trackIPs bool
+
+	// The service being computed.
 	name   string // namespace/name
 	policy servicePolicy
-	r      svcResult
-
-	problems map[Problem]bool
-	seenIP   map[netip.Addr]bool
-	// Service-VIP endpoints are always wanted; backend remote endpoints
-	// only when a load balancer uses them (winkernel creates them for every
-	// processed backend, e.g. for an ITP=Local ClusterIP-only service too;
-	// docs/differences-from-kube-proxy.md): candidates holds those.
-	remotes    map[netip.Addr]RemoteEndpoint
-	candidates map[netip.Addr]RemoteEndpoint
+	lbs    []LoadBalancer
+	// remotes are the service-VIP endpoints, which are always wanted, and
+	// the remote endpoints of backends a load balancer uses (winkernel
+	// creates them for every processed backend, e.g. for an ITP=Local
+	// ClusterIP-only service too; docs/differences-from-kube-proxy.md).
+	remotes   []RemoteEndpoint
+	problems  []Problem
+	ips       []netip.Addr
+	plan      portPlan
+	endpoints []endpoint
 }
 
-// computeService is the per-service part of the engine: a pure function of
-// the node context, the service and its EndpointSlices (sorted by name).
-// For each family and port it selects the backends and programs the table
-// of LB kinds (lbKinds).
-func computeService(c *nodeContext, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) svcResult {
+func newServiceComputer(c *nodeContext, trackIPs bool) *serviceComputer {
+	return &serviceComputer{c: c, trackIPs: trackIPs}
+}
+
+// compute is the per-service part of the engine: a pure function of the
+// node context, the service (named "namespace/name") and its EndpointSlices
+// (sorted by name). For each family and port it selects the backends and
+// programs the table of LB kinds (lbKinds).
+func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) svcResult {
+	c := s.c
 	if !c.programmable || !proxied(svc) {
 		return svcResult{}
 	}
-	s := &serviceComputation{c: c, svc: svc, name: svc.Namespace + "/" + svc.Name,
-		problems: map[Problem]bool{}, seenIP: map[netip.Addr]bool{},
-		remotes: map[netip.Addr]RemoteEndpoint{}, candidates: map[netip.Addr]RemoteEndpoint{}}
-	s.policy = newServicePolicy(c, svc, s.report)
+	s.name, s.lbs = name, nil
+	s.remotes, s.problems, s.ips = s.remotes[:0], s.problems[:0], s.ips[:0]
+	s.policy = s.readPolicy(svc)
+	p := &s.plan
 	for _, fam := range c.families {
 		clusterIP, ok := clusterIPOf(svc, fam)
 		if !ok {
 			continue
 		}
-		p := portPlan{family: fam, clusterIP: [1]netip.Addr{clusterIP}, ingress: ingressIPs(svc, fam),
-			root: c.root[familyIndex(fam)], policy: &s.policy}
+		*p = portPlan{family: fam, clusterIP: [1]netip.Addr{clusterIP}, ingress: ingressIPs(svc, fam),
+			root: c.rootBackends[familyIndex(fam)], policy: &s.policy}
 		if c.externalIPs {
 			p.externalIPs = addrsOf(svc.Spec.ExternalIPs, fam)
 		}
-		s.serviceVIPEndpoint(&p)
+		s.serviceVIPEndpoint(p)
 		for _, sp := range svc.Spec.Ports {
 			p.port, p.protocol = sp, protocolNumber(sp.Protocol)
-			s.selectBackends(&p, eps)
-			if len(p.all) == 0 {
-				// No backend, no load balancer of any kind.
-				continue
-			}
-			for i := range lbKinds {
-				s.r.lbs = lbKinds[i].loadBalancers(s.r.lbs, s.name, &p)
-			}
+			s.programPort(p, eps)
 		}
 	}
 	return s.result()
 }
 
+// programPort selects the port's backends and programs every LB kind. Its
+// remote backends' endpoints are kept only if a load balancer uses them.
+func (s *serviceComputer) programPort(p *portPlan, eps []*discoveryv1.EndpointSlice) {
+	candidates, first := len(s.remotes), len(s.lbs)
+	s.selectBackends(p, eps)
+	if len(p.all) == 0 {
+		// No backend, no load balancer of any kind.
+		return
+	}
+	for i := range lbKinds {
+		s.lbs = lbKinds[i].loadBalancers(s.lbs, s.name, p)
+	}
+	if !anyRemoteBackend(s.lbs[first:]) {
+		s.remotes = s.remotes[:candidates]
+	}
+}
+
+func anyRemoteBackend(lbs []LoadBalancer) bool {
+	for _, lb := range lbs {
+		for _, b := range lb.Backends {
+			if !b.Local {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // serviceVIPEndpoint asks for the endpoint winkernel gives every ClusterIP
 // of an overlay network (host MAC, PA = node IP) unless one holds it
 // already.
-func (s *serviceComputation) serviceVIPEndpoint(p *portPlan) {
+func (s *serviceComputer) serviceVIPEndpoint(p *portPlan) {
 	c, ip := s.c, p.clusterIP[0]
 	if !c.overlay {
 		return
 	}
 	if _, held := s.lookup(ip); !held {
-		s.remotes[ip] = RemoteEndpoint{IP: ip, MAC: c.hostMAC, ProviderAddress: c.nodeIP[familyIndex(p.family)], ServiceVIP: true}
+		s.remotes = append(s.remotes, RemoteEndpoint{IP: ip, MAC: c.hostMAC, ProviderAddress: c.nodeIP[familyIndex(p.family)], ServiceVIP: true})
 	}
 }
 
 // lookup finds the local HNS endpoint holding ip, remembering that the
 // service depends on it.
-func (s *serviceComputation) lookup(ip netip.Addr) (string, bool) {
-	if !s.seenIP[ip] {
-		s.seenIP[ip] = true
-		s.r.ips = append(s.r.ips, ip)
+func (s *serviceComputer) lookup(ip netip.Addr) (string, bool) {
+	if s.trackIPs {
+		s.ips = append(s.ips, ip)
 	}
 	id, ok := s.c.local[ip]
 	return id, ok
 }
 
 // report records a problem of the service.
-func (s *serviceComputation) report(reason, format string, args ...any) {
-	s.problems[Problem{Service: s.name, Reason: reason, Message: fmt.Sprintf(format, args...)}] = true
+func (s *serviceComputer) report(reason, format string, args ...any) {
+	s.problems = append(s.problems, Problem{Service: s.name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
-// result adds the remote endpoints the load balancers use and sorts what
-// is reported.
-func (s *serviceComputation) result() svcResult {
-	r := s.r
-	for _, lb := range r.lbs {
-		for _, b := range lb.Backends {
-			if !b.Local {
-				s.remotes[b.IP] = s.candidates[b.IP]
-			}
-		}
+// result is the service's contribution, sorted and without duplicates:
+// one remote endpoint per address (a backend's rather than a service
+// VIP's), each problem and looked-up address once.
+func (s *serviceComputer) result() svcResult {
+	r := svcResult{lbs: s.lbs}
+	if len(s.remotes) > 0 {
+		slices.SortFunc(s.remotes, func(a, b RemoteEndpoint) int {
+			return cmp.Or(a.IP.Compare(b.IP), boolOrder(a.ServiceVIP, b.ServiceVIP))
+		})
+		r.remotes = slices.Clone(slices.CompactFunc(s.remotes, func(a, b RemoteEndpoint) bool { return a.IP == b.IP }))
 	}
-	for _, re := range s.remotes {
-		r.remotes = append(r.remotes, re)
+	if len(s.problems) > 0 {
+		sortProblems(s.problems)
+		r.problems = slices.Clone(slices.Compact(s.problems))
 	}
-	slices.SortFunc(r.remotes, func(a, b RemoteEndpoint) int { return a.IP.Compare(b.IP) })
-	for p := range s.problems {
-		r.problems = append(r.problems, p)
+	if len(s.ips) > 0 {
+		slices.SortFunc(s.ips, netip.Addr.Compare)
+		r.ips = slices.Clone(slices.Compact(s.ips))
 	}
-	sortProblems(r.problems)
 	return r
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 func sortProblems(ps []Problem) {
