@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"maps"
 	"net/netip"
 	"reflect"
@@ -13,63 +12,6 @@ import (
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
-
-// Desired is the HNS state a node should have, and what is in effect.
-//
-// A Desired returned by an Incremental shares its maps: it is read-only and
-// valid until the Incremental is changed again.
-type Desired struct {
-	LoadBalancers   map[LBKey]LoadBalancer
-	RemoteEndpoints map[netip.Addr]RemoteEndpoint
-	// SourceVIPEndpoint is the overlay source-VIP endpoint to create; nil
-	// when none is needed or one already holds the address.
-	SourceVIPEndpoint *SourceVIPEndpoint
-	Effective         Effective
-
-	svcProblems  map[string][]Problem
-	conflicts    map[LBKey]Problem
-	nodeProblems []Problem
-}
-
-// SortedLoadBalancers lists the load balancers in key order.
-func (d *Desired) SortedLoadBalancers() []LoadBalancer {
-	out := slices.Collect(maps.Values(d.LoadBalancers))
-	slices.SortFunc(out, func(a, b LoadBalancer) int { return a.Key.Compare(b.Key) })
-	return out
-}
-
-// SortedRemoteEndpoints lists the remote endpoints by IP.
-func (d *Desired) SortedRemoteEndpoints() []RemoteEndpoint {
-	out := slices.Collect(maps.Values(d.RemoteEndpoints))
-	slices.SortFunc(out, func(a, b RemoteEndpoint) int { return a.IP.Compare(b.IP) })
-	return out
-}
-
-// Problems lists node and service problems, sorted.
-func (d *Desired) Problems() []Problem {
-	out := slices.Clone(d.nodeProblems)
-	for _, ps := range d.svcProblems {
-		out = append(out, ps...)
-	}
-	for _, p := range d.conflicts {
-		out = append(out, p)
-	}
-	sortProblems(out)
-	return out
-}
-
-// Compute is the engine as one pure function.
-func Compute(in Input) *Desired {
-	c := NewIncremental()
-	c.SetNode(in.NodeName, in.Config, in.Node, in.Nodes, in.HNS)
-	for _, s := range in.Services {
-		c.SetService(s)
-	}
-	for _, s := range in.EndpointSlices {
-		c.SetEndpointSlice(s)
-	}
-	return c.Desired()
-}
 
 // Incremental is the engine made incremental: it keeps each service's inputs and
 // contribution, and Desired recomputes only the services whose service,
@@ -89,18 +31,6 @@ type Incremental struct {
 	frontends map[frontKey]map[LBKey]struct{}
 	remotes   map[netip.Addr]*remoteSlot
 	desired   Desired
-}
-
-// frontKey is what makes two desired LBs collide in HNS.
-type frontKey struct {
-	family   v1alpha1.IPFamily
-	vip      netip.Addr
-	protocol uint32
-	port     uint16
-}
-
-func frontOf(k LBKey) frontKey {
-	return frontKey{family: k.Family, vip: k.VIP, protocol: k.Protocol, port: k.ExternalPort}
 }
 
 type remoteSlot struct {
@@ -336,13 +266,7 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 		delete(c.frontends, fk)
 		return
 	}
-	slices.SortFunc(live, func(a, b LBKey) int {
-		if a.Less(b) {
-			return -1
-		}
-		return 1
-	})
-	winner := live[0]
+	winner := frontendWinner(live)
 	c.desired.LoadBalancers[winner] = pick(c.lbContrib[winner])
 	delete(c.desired.conflicts, winner)
 	for _, k := range live[1:] {
@@ -351,8 +275,7 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 		if svc == "" {
 			svc = slices.Min(slices.Collect(maps.Keys(c.lbContrib[k])))
 		}
-		c.desired.conflicts[k] = Problem{Service: svc, Reason: v1alpha1.ReasonFrontendConflict,
-			Message: fmt.Sprintf("%s is not programmed: its frontend is already claimed by %s", k, winner)}
+		c.desired.conflicts[k] = conflictProblem(k, winner, svc)
 	}
 }
 

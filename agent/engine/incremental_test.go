@@ -1,13 +1,20 @@
 package engine
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // TestIncrementalSteps runs the multi-step scenarios through one Incremental and checks
@@ -142,4 +149,250 @@ func TestComputeIsDeterministic(t *testing.T) {
 	if diff := cmp.Diff(remotes(first), remotes(second)); diff != "" {
 		t.Errorf("input order changed remotes (-first +second):\n%s", diff)
 	}
+}
+
+// TestIncrementalEqualsCompute drives an Incremental through random
+// changes of random clusters (services of every kind sharing frontends,
+// endpoints in every state, local HNS endpoints coming and going, node
+// settings changing) and checks after every step that it equals Compute
+// over the same inputs, given in shuffled order and with stale versions of
+// some objects listed before the current ones.
+func TestIncrementalEqualsCompute(t *testing.T) {
+	for seed := range uint64(60) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		w := newRandomWorld(r)
+		inc := NewIncremental()
+		inc.SetNode(nodeName, w.cfg, nil, w.nodes, w.view)
+		for _, s := range w.services {
+			inc.SetService(s)
+		}
+		for _, s := range w.slices {
+			inc.SetEndpointSlice(s)
+		}
+		for step := range 12 {
+			if step > 0 {
+				w.change(inc)
+			}
+			got := inc.Desired()
+			want := Compute(w.input())
+			if diff := cmp.Diff(summary(want), summary(got), cmpAddr); diff != "" {
+				t.Fatalf("seed %d, step %d: Incremental differs from Compute (-compute +incremental):\n%s", seed, step, diff)
+			}
+		}
+	}
+}
+
+// desiredSummary is everything a Desired says, comparable.
+type desiredSummary struct {
+	LBs, Remotes []string
+	Problems     []Problem
+	SourceVIP    *SourceVIPEndpoint
+	Effective    Effective
+}
+
+func summary(d *Desired) desiredSummary {
+	return desiredSummary{lbs(d), remotes(d), d.Problems(), d.SourceVIPEndpoint, d.Effective}
+}
+
+// randomWorld is a small random cluster: few addresses, ports and names, so
+// that services collide on frontends and share endpoints.
+type randomWorld struct {
+	r        *rand.Rand
+	cfg      v1alpha1.ResolvedProxyConfig
+	view     HNSView
+	nodes    []*corev1.Node
+	services map[string]*corev1.Service
+	slices   map[string]*discoveryv1.EndpointSlice
+	// stale are earlier versions of objects, listed before the current ones.
+	staleServices []*corev1.Service
+	staleSlices   []*discoveryv1.EndpointSlice
+}
+
+func newRandomWorld(r *rand.Rand) *randomWorld {
+	w := &randomWorld{r: r, services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	w.cfg = config(r.IntN(2) == 0)
+	w.cfg.DualStack = r.IntN(3) == 0
+	w.cfg.NodeIPs = []string{nodeIP, "fd00:10::1"}
+	if r.IntN(2) == 0 {
+		w.cfg.HealthCheck = v1alpha1.HealthCheckSpec{ForwardVIP: true, RootEndpointName: "cbr0"}
+	}
+	if r.IntN(5) == 0 {
+		w.cfg.FeatureGates = map[string]bool{"AllowServiceExternalIPs": false}
+	}
+	other := &corev1.Node{}
+	other.Name, other.Spec.PodCIDRs = "node-3", []string{"192.168.3.0/24"}
+	w.nodes = []*corev1.Node{other}
+	w.view = w.randomView()
+	for i := range 6 {
+		w.setService(w.randomService(i))
+	}
+	for i := range 6 {
+		for _, n := range []string{"a", "b"} {
+			if r.IntN(3) > 0 {
+				w.setSlice(w.randomSlice(i, n))
+			}
+		}
+	}
+	return w
+}
+
+func (w *randomWorld) pick(xs ...string) string { return xs[w.r.IntN(len(xs))] }
+
+func (w *randomWorld) randomView() HNSView {
+	r := w.r
+	caps := []hns.Capabilities{ws2019, ws2022, noDSR, hns.CapabilitiesFor(hns.Version{Major: 15, Minor: 5})}[r.IntN(4)]
+	v := view(r.IntN(2) == 0, caps)
+	if r.IntN(2) == 0 {
+		v.Endpoints = append(v.Endpoints, sourceVIPEP())
+	}
+	if r.IntN(3) > 0 {
+		v.Endpoints = append(v.Endpoints, rootEP("192.168.1.1", "fd01::1"))
+	}
+	for i := range 4 {
+		if r.IntN(2) == 0 {
+			id := fmt.Sprintf("EP-%d-%d", i, r.IntN(2))
+			v.Endpoints = append(v.Endpoints, localEP(id, fmt.Sprintf("192.168.1.%d", 5+i), fmt.Sprintf("fd01::%d", 5+i)))
+		}
+	}
+	if r.IntN(4) == 0 {
+		v.Endpoints = append(v.Endpoints, hns.Endpoint{ID: "EP-R", Remote: true, IPs: []netip.Addr{ip("192.168.2.3")}})
+	}
+	v.Found = r.IntN(10) > 0
+	return v
+}
+
+func (w *randomWorld) randomService(i int) *corev1.Service {
+	r := w.r
+	name := fmt.Sprintf("svc%d", i)
+	cip := fmt.Sprintf("10.20.30.%d", 40+r.IntN(6))
+	opts := []svcOpt{clusterIPs(cip, fmt.Sprintf("fd00:20::%d", 40+r.IntN(6)))}
+	switch r.IntN(6) {
+	case 0:
+		opts = append(opts, nodePort(int32(3000+r.IntN(3))))
+	case 1, 2:
+		opts = append(opts, loadBalancer(int32(3000+r.IntN(3)), w.pick("11.21.31.41", "11.21.31.42"), w.pick("fd00::1", "11.21.31.41")))
+	case 3:
+		opts = append(opts, clusterIPs(corev1.ClusterIPNone))
+	}
+	if r.IntN(3) == 0 {
+		opts = append(opts, externalIPs(w.pick("50.0.0.1", "50.0.0.2", "fd50::1")))
+	}
+	if r.IntN(3) == 0 {
+		opts = append(opts, etpLocal)
+	}
+	if r.IntN(4) == 0 {
+		opts = append(opts, itpLocal)
+	}
+	if r.IntN(4) == 0 {
+		opts = append(opts, clientIP)
+	}
+	if r.IntN(4) == 0 {
+		opts = append(opts, annotate(AnnotationPreserveDestination, "true"))
+	}
+	if r.IntN(5) == 0 {
+		opts = append(opts, annotate(AnnotationWinProxyOptimization, "disabled"))
+	}
+	if r.IntN(4) == 0 {
+		opts = append(opts, withHealthCheckNodePort(32000))
+	}
+	s := service(name, opts...)
+	if r.IntN(3) == 0 {
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "p81", Port: 81, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")})
+	}
+	if r.IntN(4) == 0 {
+		s.Spec.Ports[0].TargetPort = intstr.FromString("http")
+	}
+	if r.IntN(8) == 0 {
+		proxy := corev1.LoadBalancerIPModeProxy
+		s.Status.LoadBalancer.Ingress = append(s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: "11.21.31.43", IPMode: &proxy})
+	}
+	return s
+}
+
+func (w *randomWorld) randomSlice(svc int, name string) *discoveryv1.EndpointSlice {
+	r := w.r
+	at, ipf := discoveryv1.AddressTypeIPv4, "192.168.%d.%d"
+	if r.IntN(4) == 0 {
+		at, ipf = discoveryv1.AddressTypeIPv6, "fd0%d::%d"
+	}
+	var eps []ep
+	for range r.IntN(5) {
+		subnet := []int{1, 1, 2, 3, 9}[r.IntN(5)]
+		node := w.pick(nodeName, "node-2", "node-3", "")
+		if subnet == 1 {
+			node = nodeName
+		}
+		eps = append(eps, ep{fmt.Sprintf(ipf, subnet, 3+r.IntN(6)), node, w.pick("", "", "-r+s+t", "-r-s+t", "-r+s-t", "-r-s-t")})
+	}
+	s := sliceFam(fmt.Sprintf("svc%d", svc), fmt.Sprintf("svc%d-%s", svc, name), at, int32(8080+r.IntN(2)), eps...)
+	if r.IntN(3) == 0 {
+		pn, proto, port := "p81", corev1.ProtocolUDP, int32(53)
+		s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: &pn, Protocol: &proto, Port: &port})
+	}
+	if r.IntN(10) == 0 {
+		delete(s.Labels, discoveryv1.LabelServiceName)
+	}
+	return s
+}
+
+func (w *randomWorld) setService(s *corev1.Service) {
+	if old, ok := w.services[s.Name]; ok && w.r.IntN(3) == 0 {
+		w.staleServices = append(w.staleServices, old)
+	}
+	w.services[s.Name] = s
+}
+
+func (w *randomWorld) setSlice(s *discoveryv1.EndpointSlice) {
+	if old, ok := w.slices[s.Name]; ok && w.r.IntN(3) == 0 {
+		w.staleSlices = append(w.staleSlices, old)
+	}
+	w.slices[s.Name] = s
+}
+
+// change makes one random change, to the world and to inc.
+func (w *randomWorld) change(inc *Incremental) {
+	r := w.r
+	for range 1 + r.IntN(3) {
+		i := r.IntN(7)
+		switch r.IntN(6) {
+		case 0:
+			s := w.randomService(i)
+			w.setService(s)
+			inc.SetService(s)
+		case 1:
+			name := fmt.Sprintf("svc%d", i)
+			delete(w.services, name)
+			w.staleServices = slices.DeleteFunc(w.staleServices, func(s *corev1.Service) bool { return s.Name == name })
+			inc.DeleteService("ns", name)
+		case 2, 3:
+			s := w.randomSlice(i, w.pick("a", "b"))
+			w.setSlice(s)
+			inc.SetEndpointSlice(s)
+		case 4:
+			name := fmt.Sprintf("svc%d-%s", i, w.pick("a", "b"))
+			delete(w.slices, name)
+			w.staleSlices = slices.DeleteFunc(w.staleSlices, func(s *discoveryv1.EndpointSlice) bool { return s.Name == name })
+			inc.DeleteEndpointSlice("ns", name)
+		case 5:
+			w.view = w.randomView()
+			if r.IntN(4) == 0 {
+				w.cfg.EnableDSR = !w.cfg.EnableDSR
+			}
+			inc.SetNode(nodeName, w.cfg, nil, w.nodes, w.view)
+		}
+	}
+}
+
+// input is the world as Compute's input: stale versions first, the rest
+// shuffled.
+func (w *randomWorld) input() Input {
+	in := Input{NodeName: nodeName, Config: w.cfg, Nodes: w.nodes, HNS: w.view}
+	in.Services = append(slices.Clone(w.staleServices), shuffled(w.r, slices.Collect(maps.Values(w.services)))...)
+	in.EndpointSlices = append(slices.Clone(w.staleSlices), shuffled(w.r, slices.Collect(maps.Values(w.slices)))...)
+	return in
+}
+
+func shuffled[T any](r *rand.Rand, xs []T) []T {
+	r.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	return xs
 }

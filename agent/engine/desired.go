@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"maps"
+	"net/netip"
+	"slices"
+)
+
+// Desired is the HNS state a node should have, and what is in effect.
+//
+// A Desired is read-only. One returned by an Incremental shares its maps and
+// is valid until the Incremental is changed again.
+type Desired struct {
+	LoadBalancers   map[LBKey]LoadBalancer
+	RemoteEndpoints map[netip.Addr]RemoteEndpoint
+	// SourceVIPEndpoint is the overlay source-VIP endpoint to create; nil
+	// when none is needed or one already holds the address.
+	SourceVIPEndpoint *SourceVIPEndpoint
+	Effective         Effective
+
+	svcProblems  map[string][]Problem
+	conflicts    map[LBKey]Problem
+	nodeProblems []Problem
+}
+
+// SortedLoadBalancers lists the load balancers in key order.
+func (d *Desired) SortedLoadBalancers() []LoadBalancer {
+	out := slices.Collect(maps.Values(d.LoadBalancers))
+	slices.SortFunc(out, func(a, b LoadBalancer) int { return a.Key.Compare(b.Key) })
+	return out
+}
+
+// SortedRemoteEndpoints lists the remote endpoints by IP.
+func (d *Desired) SortedRemoteEndpoints() []RemoteEndpoint {
+	out := slices.Collect(maps.Values(d.RemoteEndpoints))
+	slices.SortFunc(out, func(a, b RemoteEndpoint) int { return a.IP.Compare(b.IP) })
+	return out
+}
+
+// Problems lists node and service problems, sorted.
+func (d *Desired) Problems() []Problem {
+	out := slices.Clone(d.nodeProblems)
+	for _, ps := range d.svcProblems {
+		out = append(out, ps...)
+	}
+	for _, p := range d.conflicts {
+		out = append(out, p)
+	}
+	sortProblems(out)
+	return out
+}
