@@ -73,24 +73,31 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 			// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
 			continue
 		}
-		if id, ok := s.lookup(ep.ip); ok {
+		// pa is the routes' provider address of a backend Kubernetes calls
+		// remote, on overlay.
+		var pa netip.Addr
+		id, held := s.lookup(ep.ip)
+		switch {
+		case held:
 			// A local HNS endpoint wins even when Kubernetes calls the
 			// endpoint remote.
 			be := Backend{IP: ep.ip, Local: true, EndpointID: id}
 			b.all = append(b.all, be)
 			b.local = append(b.local, be)
-		} else if ep.local {
+			if c.overlay && !ep.local {
+				pa = c.pa.lookup(ep.ip)
+			}
+		case ep.local:
 			s.report(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
 			continue
-		} else {
-			s.remotes = append(s.remotes, s.remoteBackend(ep.ip, p.family))
+		default:
+			var re RemoteEndpoint
+			re, pa = s.remoteBackend(ep.ip, p.family)
+			s.remotes = append(s.remotes, re)
 			b.all = append(b.all, Backend{IP: ep.ip})
 		}
-		if c.overlay && !ep.local {
-			pa := c.pa.lookup(ep.ip)
-			if !pa.IsValid() || pa == ep.ip {
-				containsNodeOrPublic = true
-			}
+		if c.overlay && !ep.local && nodeOrPublic(ep.ip, pa) {
+			containsNodeOrPublic = true
 		}
 		added = ep.ip
 	}
@@ -154,21 +161,29 @@ func lastInTextOrder(eps []endpoint, f readiness) endpoint {
 // remoteBackend is the remote endpoint winkernel creates for a backend on
 // another node: a conjured MAC and, on overlay, the provider address of
 // the backend's node, or this node's IP for an address outside the
-// cluster.
-func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) RemoteEndpoint {
+// cluster. pa is what the routes say, zero for none.
+func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) (re RemoteEndpoint, pa netip.Addr) {
 	c := s.c
-	re := RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
+	re = RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
 	if !c.overlay {
-		return re
+		return re, pa
 	}
-	re.ProviderAddress = c.pa.lookup(ip)
-	if !re.ProviderAddress.IsValid() {
+	pa = c.pa.lookup(ip)
+	re.ProviderAddress = pa
+	if !pa.IsValid() {
 		if n := c.nodeFor(ip); n != "" {
 			s.report(v1alpha1.ReasonNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ip, n)
 		}
 		re.ProviderAddress = c.nodeIP[familyIndex(fam)]
 	}
-	return re
+	return re, pa
+}
+
+// nodeOrPublic: a remote backend that is a node (its address is a route's
+// provider address) or outside the cluster (no route) makes the node IP
+// its service's source VIP.
+func nodeOrPublic(ip, pa netip.Addr) bool {
+	return !pa.IsValid() || pa == ip
 }
 
 // sourceVIPFor is the source VIP of a service port's LBs on overlay: the

@@ -19,17 +19,10 @@ func Compute(in Input) *Desired {
 	services := latestServices(in.Services)
 	slicesOf := slicesByService(in.EndpointSlices)
 	sc := newServiceComputer(ctx, false)
-	results := make([]namedResult, 0, len(services))
-	lbs, remotes := 0, 0
+	m := newMerge(estimateSizes(services, slicesOf, len(ctx.families)))
 	for _, svc := range services {
 		name := svc.Namespace + "/" + svc.Name
-		r := sc.compute(name, svc, slicesOf[objectKey{svc.Namespace, svc.Name}])
-		lbs, remotes = lbs+len(r.lbs), remotes+len(r.remotes)
-		results = append(results, namedResult{name, r})
-	}
-	m := newMerge(lbs, remotes)
-	for _, r := range results {
-		m.add(r.name, r.r)
+		m.add(name, sc.compute(name, svc, slicesOf[objectKey{svc.Namespace, svc.Name}]))
 	}
 	d := m.finish()
 	d.Effective = ctx.effective
@@ -38,9 +31,21 @@ func Compute(in Input) *Desired {
 	return d
 }
 
-type namedResult struct {
-	name string
-	r    svcResult
+// estimateSizes sizes the Desired's maps so that they need not grow: a load
+// balancer per service port and family, a remote endpoint per endpoint and
+// family and a service VIP per service (an overestimate where services
+// share endpoints or have none).
+func estimateSizes(services []*corev1.Service, slicesOf map[objectKey][]*discoveryv1.EndpointSlice, families int) (lbs, remotes int) {
+	for _, svc := range services {
+		lbs += len(svc.Spec.Ports) * families
+		remotes += families
+	}
+	for _, group := range slicesOf {
+		for _, s := range group {
+			remotes += len(s.Endpoints)
+		}
+	}
+	return lbs, remotes
 }
 
 // objectKey is a namespaced name, a map key that needs no string built.
@@ -108,17 +113,23 @@ func newMerge(lbs, remotes int) *merge {
 	}
 }
 
+// add merges a service's result; it keeps none of what r borrows.
 func (m *merge) add(service string, r svcResult) {
 	if len(r.problems) > 0 {
-		m.d.svcProblems[service] = r.problems
+		m.d.svcProblems[service] = slices.Clone(r.problems)
 	}
 	for _, lb := range r.lbs {
 		m.addLB(service, lb)
 	}
 	for _, re := range r.remotes {
-		if cur, ok := m.d.RemoteEndpoints[re.IP]; !ok || preferRemote(cur, re) {
-			m.d.RemoteEndpoints[re.IP] = re
+		if re.ServiceVIP {
+			// One lookup more, and only for service VIPs: a backend's
+			// endpoint always wins (preferRemote).
+			if cur, ok := m.d.RemoteEndpoints[re.IP]; ok && !preferRemote(cur, re) {
+				continue
+			}
 		}
+		m.d.RemoteEndpoints[re.IP] = re
 	}
 }
 

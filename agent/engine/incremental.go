@@ -149,7 +149,7 @@ func (c *Incremental) Desired() *Desired {
 	for k := range c.dirty {
 		c.retract(k, touchedLB, touchedIP)
 		if svc, ok := c.services[k]; ok {
-			r := sc.compute(k, svc, c.sortedSlices(k))
+			r := sc.compute(k, svc, c.sortedSlices(k)).own()
 			c.contribute(k, r, touchedLB, touchedIP)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
-// svcResult is one service's contribution to Desired.
+// svcResult is one service's contribution to Desired. The one compute
+// returns borrows the computer's scratch space for remotes, problems and
+// ips until the next compute; own makes a copy to keep.
 type svcResult struct {
 	lbs      []LoadBalancer
 	remotes  []RemoteEndpoint
@@ -142,21 +144,35 @@ func (s *serviceComputer) report(reason, format string, args ...any) {
 // VIP's), each problem and looked-up address once.
 func (s *serviceComputer) result() svcResult {
 	r := svcResult{lbs: s.lbs}
-	if len(s.remotes) > 0 {
+	if len(s.remotes) > 1 {
 		slices.SortFunc(s.remotes, func(a, b RemoteEndpoint) int {
 			return cmp.Or(a.IP.Compare(b.IP), boolOrder(a.ServiceVIP, b.ServiceVIP))
 		})
-		r.remotes = slices.Clone(slices.CompactFunc(s.remotes, func(a, b RemoteEndpoint) bool { return a.IP == b.IP }))
+		s.remotes = slices.CompactFunc(s.remotes, func(a, b RemoteEndpoint) bool { return a.IP == b.IP })
 	}
-	if len(s.problems) > 0 {
+	if len(s.problems) > 1 {
 		sortProblems(s.problems)
-		r.problems = slices.Clone(slices.Compact(s.problems))
+		s.problems = slices.Compact(s.problems)
 	}
-	if len(s.ips) > 0 {
+	if len(s.ips) > 1 {
 		slices.SortFunc(s.ips, netip.Addr.Compare)
-		r.ips = slices.Clone(slices.Compact(s.ips))
+		s.ips = slices.Compact(s.ips)
 	}
+	r.remotes, r.problems, r.ips = s.remotes, s.problems, s.ips
 	return r
+}
+
+// own is r with copies of what it borrows.
+func (r svcResult) own() svcResult {
+	r.remotes, r.problems, r.ips = cloneOrNil(r.remotes), cloneOrNil(r.problems), cloneOrNil(r.ips)
+	return r
+}
+
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // boolOrder orders false before true.
