@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -16,13 +17,23 @@ import (
 // with the same namespace and name replaces an earlier one).
 func Compute(in Input) *Desired {
 	ctx := newNodeContext(in.NodeName, &in.Config, in.Node, in.Nodes, &in.HNS)
-	services := latestServices(in.Services)
-	slicesOf := slicesByService(in.EndpointSlices)
+	services := latest(in.Services)
+	bySvc := slicesByService(latest(in.EndpointSlices))
 	sc := newServiceComputer(ctx, false)
-	m := newMerge(estimateSizes(services, slicesOf, len(ctx.families)))
+	m := newMerge(estimateSizes(services, bySvc, len(ctx.families)))
+	// Both are sorted by namespace and (service) name: each service's
+	// slices are the next run of bySvc.
+	var own []*discoveryv1.EndpointSlice // reused: compute keeps none
 	for _, svc := range services {
-		name := svc.Namespace + "/" + svc.Name
-		m.add(name, sc.compute(name, svc, slicesOf[objectKey{svc.Namespace, svc.Name}]))
+		for len(bySvc) > 0 && compareKeys(bySvc[0].key, svc.key) < 0 {
+			bySvc = bySvc[1:]
+		}
+		own = own[:0]
+		for len(bySvc) > 0 && bySvc[0].key == svc.key {
+			own, bySvc = append(own, bySvc[0].obj), bySvc[1:]
+		}
+		name := svc.key.namespace + "/" + svc.key.name
+		m.add(name, sc.compute(name, svc.obj, own))
 	}
 	d := m.finish()
 	d.Effective = ctx.effective
@@ -33,59 +44,74 @@ func Compute(in Input) *Desired {
 
 // estimateSizes sizes the Desired's maps so that they need not grow: a load
 // balancer per service port and family, a remote endpoint per endpoint and
-// family and a service VIP per service (an overestimate where services
+// a service VIP per service and family (an overestimate where services
 // share endpoints or have none).
-func estimateSizes(services []*corev1.Service, slicesOf map[objectKey][]*discoveryv1.EndpointSlice, families int) (lbs, remotes int) {
+func estimateSizes(services []keyed[*corev1.Service], slices []keyed[*discoveryv1.EndpointSlice], families int) (lbs, remotes int) {
 	for _, svc := range services {
-		lbs += len(svc.Spec.Ports) * families
+		lbs += len(svc.obj.Spec.Ports) * families
 		remotes += families
 	}
-	for _, group := range slicesOf {
-		for _, s := range group {
-			remotes += len(s.Endpoints)
-		}
+	for _, s := range slices {
+		remotes += len(s.obj.Endpoints)
 	}
 	return lbs, remotes
 }
 
-// objectKey is a namespaced name, a map key that needs no string built.
+// objectKey is a namespaced name.
 type objectKey struct{ namespace, name string }
 
-// latestServices keeps the last service of each namespace and name.
-func latestServices(in []*corev1.Service) []*corev1.Service {
-	seen := make(map[objectKey]int, len(in))
-	out := make([]*corev1.Service, 0, len(in))
-	for _, s := range in {
-		k := objectKey{s.Namespace, s.Name}
-		if i, dup := seen[k]; dup {
-			out[i] = s
-			continue
+func compareKeys(a, b objectKey) int {
+	return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+}
+
+// keyed is an object with a key to sort it by.
+type keyed[T any] struct {
+	key objectKey
+	obj T
+}
+
+// namespaced are the objects Compute reads.
+type namespaced interface {
+	*corev1.Service | *discoveryv1.EndpointSlice
+	GetNamespace() string
+	GetName() string
+}
+
+// latest keeps, of the objects with the same namespace and name, the last
+// in the input, and sorts them by namespace and name. Sorting is cheaper
+// than a map of 10,000 names.
+func latest[T namespaced](in []T) []keyed[T] {
+	type indexed struct {
+		keyed[T]
+		i int
+	}
+	all := make([]indexed, len(in))
+	for i, o := range in {
+		all[i] = indexed{keyed[T]{objectKey{o.GetNamespace(), o.GetName()}, o}, i}
+	}
+	slices.SortFunc(all, func(a, b indexed) int { return cmp.Or(compareKeys(a.key, b.key), cmp.Compare(a.i, b.i)) })
+	out := make([]keyed[T], 0, len(all))
+	for i, o := range all {
+		if i+1 < len(all) && all[i+1].key == o.key {
+			continue // a later one replaces it
 		}
-		seen[k] = len(out)
-		out = append(out, s)
+		out = append(out, o.keyed)
 	}
 	return out
 }
 
-// slicesByService groups the slices by the service they label (the last
-// slice of each namespace and name counts), each group sorted by name.
-func slicesByService(in []*discoveryv1.EndpointSlice) map[objectKey][]*discoveryv1.EndpointSlice {
-	latest := make(map[objectKey]*discoveryv1.EndpointSlice, len(in))
+// slicesByService keys the slices by the service they label instead (those
+// without the label belong to none), sorted by namespace, service and
+// name.
+func slicesByService(in []keyed[*discoveryv1.EndpointSlice]) []keyed[*discoveryv1.EndpointSlice] {
+	out := in[:0]
 	for _, s := range in {
-		latest[objectKey{s.Namespace, s.Name}] = s
-	}
-	out := make(map[objectKey][]*discoveryv1.EndpointSlice, len(latest))
-	for k, s := range latest {
-		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
-			sk := objectKey{k.namespace, svc}
-			out[sk] = append(out[sk], s)
+		if svc := s.obj.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			out = append(out, keyed[*discoveryv1.EndpointSlice]{objectKey{s.key.namespace, svc}, s.obj})
 		}
 	}
-	for _, group := range out {
-		if len(group) > 1 {
-			slices.SortFunc(group, func(a, b *discoveryv1.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
-		}
-	}
+	// Stable: slices of one service stay sorted by name.
+	slices.SortStableFunc(out, func(a, b keyed[*discoveryv1.EndpointSlice]) int { return compareKeys(a.key, b.key) })
 	return out
 }
 

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"net/netip"
+	"slices"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -15,9 +17,12 @@ import (
 type providerAddresses struct {
 	routes []hns.RemoteSubnetRoute
 	// byPrefix and byPA map a route's masked prefix, and its provider
-	// address, to the index of the last route with it.
-	byPrefix map[netip.Prefix]int
-	byPA     map[netip.Addr]int
+	// address, to the index of the last route with it; IPv4 ones, the
+	// common case, by their number (a cheaper map key than a netip value).
+	byPrefix4 map[uint64]int // bits<<32 | masked address
+	byPA4     map[uint32]int
+	byPrefix  map[netip.Prefix]int
+	byPA      map[netip.Addr]int
 	// lengths are the prefix lengths the routes use.
 	lengths []prefixLength
 }
@@ -28,55 +33,96 @@ type prefixLength struct {
 }
 
 func newProviderAddresses(routes []hns.RemoteSubnetRoute) providerAddresses {
-	t := providerAddresses{routes: routes, byPrefix: make(map[netip.Prefix]int, len(routes)), byPA: make(map[netip.Addr]int, len(routes))}
+	t := providerAddresses{routes: routes, byPrefix4: map[uint64]int{}, byPA4: map[uint32]int{},
+		byPrefix: map[netip.Prefix]int{}, byPA: map[netip.Addr]int{}}
 	for i, r := range routes {
-		t.byPA[r.ProviderAddress] = i
+		if a := r.ProviderAddress; a.Is4() {
+			t.byPA4[ipv4Number(a)] = i
+		} else {
+			t.byPA[a] = i
+		}
 		p := r.DestinationPrefix
 		if !p.IsValid() {
 			continue // contains nothing
 		}
-		t.byPrefix[p.Masked()] = i
+		p = p.Masked()
 		l := prefixLength{ipv4: p.Addr().Is4(), bits: p.Bits()}
-		if !contains(t.lengths, l) {
+		if l.ipv4 {
+			t.byPrefix4[prefix4Key(p.Addr(), l.bits)] = i
+		} else {
+			t.byPrefix[p] = i
+		}
+		if !slices.Contains(t.lengths, l) {
 			t.lengths = append(t.lengths, l)
 		}
 	}
 	return t
 }
 
-func contains(ls []prefixLength, l prefixLength) bool {
-	for _, x := range ls {
-		if x == l {
-			return true
-		}
+func ipv4Number(a netip.Addr) uint32 {
+	b := a.As4()
+	return binary.BigEndian.Uint32(b[:])
+}
+
+// prefix4Key is the key of the IPv4 prefix of the given length holding a.
+func prefix4Key(a netip.Addr, bits int) uint64 {
+	mask := uint32(0)
+	if bits > 0 {
+		mask = ^uint32(0) << (32 - bits)
 	}
-	return false
+	return uint64(bits)<<32 | uint64(ipv4Number(a)&mask)
 }
 
 // lookup is the provider address for ip; zero means none.
 func (t *providerAddresses) lookup(ip netip.Addr) netip.Addr {
+	last := -1
+	if ip.Is4() {
+		last = t.lookup4(ip)
+	} else {
+		last = t.lookup6(ip)
+	}
+	if last < 0 {
+		return netip.Addr{}
+	}
+	return t.routes[last].ProviderAddress
+}
+
+func (t *providerAddresses) lookup4(ip netip.Addr) int {
+	last := -1
+	if i, ok := t.byPA4[ipv4Number(ip)]; ok {
+		last = i
+	}
+	for _, l := range t.lengths {
+		if l.ipv4 {
+			if i, ok := t.byPrefix4[prefix4Key(ip, l.bits)]; ok && i > last {
+				last = i
+			}
+		}
+	}
+	return last
+}
+
+func (t *providerAddresses) lookup6(ip netip.Addr) int {
 	last := -1
 	if i, ok := t.byPA[ip]; ok {
 		last = i
 	}
 	// A prefix contains no zoned address, and no address of the other
 	// family (netip.Prefix.Contains).
-	if ip.Zone() == "" {
-		for _, l := range t.lengths {
-			if l.ipv4 != ip.Is4() {
-				continue
-			}
-			if p, err := ip.Prefix(l.bits); err == nil {
-				if i, ok := t.byPrefix[p]; ok && i > last {
-					last = i
-				}
+	if ip.Zone() != "" {
+		return last
+	}
+	for _, l := range t.lengths {
+		if l.ipv4 {
+			continue
+		}
+		if p, err := ip.Prefix(l.bits); err == nil {
+			if i, ok := t.byPrefix[p]; ok && i > last {
+				last = i
 			}
 		}
 	}
-	if last < 0 {
-		return netip.Addr{}
-	}
-	return t.routes[last].ProviderAddress
+	return last
 }
 
 // nodeFor names the other node whose pod CIDR holds ip, if any. It is
