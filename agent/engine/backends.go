@@ -57,6 +57,7 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 	if n := f.count(s.endpoints); n > 0 {
 		b.all = make([]Backend, 0, n)
 	}
+	candidates := len(s.remotes)
 	var included, mixedPorts, containsNodeOrPublic bool
 	var added netip.Addr // endpoints are sorted by IP: an IP's entries are adjacent
 	for _, ep := range s.endpoints {
@@ -101,6 +102,7 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 		}
 		added = ep.ip
 	}
+	s.conjureMACs(s.remotes[candidates:])
 	if mixedPorts {
 		b.targetPort = lastInTextOrder(s.endpoints, f).port
 		s.report(v1alpha1.ReasonMixedTargetPorts, "port %q: backends listen on different ports; HNS load balancers have one internal port, %d is used", p.port.Name, b.targetPort)
@@ -159,12 +161,12 @@ func lastInTextOrder(eps []endpoint, f readiness) endpoint {
 }
 
 // remoteBackend is the remote endpoint winkernel creates for a backend on
-// another node: a conjured MAC and, on overlay, the provider address of
-// the backend's node, or this node's IP for an address outside the
-// cluster. pa is what the routes say, zero for none.
+// another node: a conjured MAC (conjureMACs) and, on overlay, the provider
+// address of the backend's node, or this node's IP for an address outside
+// the cluster. pa is what the routes say, zero for none.
 func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) (re RemoteEndpoint, pa netip.Addr) {
 	c := s.c
-	re = RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
+	re = RemoteEndpoint{IP: ip}
 	if !c.overlay {
 		return re, pa
 	}
@@ -177,6 +179,25 @@ func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) (r
 		re.ProviderAddress = c.nodeIP[familyIndex(fam)]
 	}
 	return re, pa
+}
+
+// conjureMACs gives remote endpoints the MAC winkernel conjures from their
+// address, all in one string: one allocation for a port's backends
+// instead of one each.
+func (s *serviceComputer) conjureMACs(rs []RemoteEndpoint) {
+	if len(rs) == 0 {
+		return
+	}
+	buf := s.macs[:0]
+	for _, re := range rs {
+		buf = hns.AppendConjuredMAC(buf, re.IP)
+	}
+	s.macs = buf
+	all := string(buf)
+	for i := range rs {
+		n := len(hns.FallbackMAC) // every conjured MAC has its length
+		rs[i].MAC, all = all[:n], all[n:]
+	}
 }
 
 // nodeOrPublic: a remote backend that is a node (its address is a route's

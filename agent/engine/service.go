@@ -45,6 +45,7 @@ type serviceComputer struct {
 	ips       []netip.Addr
 	plan      portPlan
 	endpoints []endpoint
+	macs      []byte
 }
 
 func newServiceComputer(c *nodeContext, trackIPs bool) *serviceComputer {

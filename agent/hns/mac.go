@@ -11,26 +11,33 @@ const FallbackMAC = "02-11-22-33-44-55"
 // never put on the wire, but keeping winkernel's value means an endpoint
 // created by either proxy looks the same.
 func ConjureMAC(ip netip.Addr) string {
-	var b [4]byte
+	var b [len(FallbackMAC)]byte
+	return string(AppendConjuredMAC(b[:0], ip))
+}
+
+// AppendConjuredMAC appends ConjureMAC(ip), always len(FallbackMAC) bytes,
+// to b, so that a caller making many can keep them in one string.
+// Formatted by hand: the engine conjures one per remote backend, and fmt
+// costs more than the rest of the making.
+func AppendConjuredMAC(b []byte, ip netip.Addr) []byte {
+	var a [4]byte
 	switch {
 	case ip.Is4():
-		b = ip.As4()
+		a = ip.As4()
 	case ip.Is6() && !ip.Is4In6():
-		a := ip.As16()
-		b = [4]byte{a[15], a[14], a[13], a[12]}
+		v := ip.As16()
+		a = [4]byte{v[15], v[14], v[13], v[12]}
 	case ip.Is4In6():
-		b = ip.Unmap().As4()
+		a = ip.Unmap().As4()
 	default:
-		return FallbackMAC
+		return append(b, FallbackMAC...)
 	}
-	// Formatted by hand: the engine conjures one per remote backend, and
-	// fmt costs more than the rest of the string's making.
 	const hex = "0123456789abcdef"
-	mac := []byte("02-11-00-00-00-00")
-	for i, v := range b {
-		mac[6+3*i], mac[7+3*i] = hex[v>>4], hex[v&0xf]
+	b = append(b, "02-11"...)
+	for _, v := range a {
+		b = append(b, '-', hex[v>>4], hex[v&0xf])
 	}
-	return string(mac)
+	return b
 }
 
 // ConjureMACString is ConjureMAC for an unparsed address; invalid input gets
