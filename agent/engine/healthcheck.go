@@ -57,13 +57,13 @@ func needsHealthCheck(svc *corev1.Service) bool {
 		svc.Spec.HealthCheckNodePort > 0 && svc.Spec.HealthCheckNodePort <= 65535
 }
 
-func localReadyEndpoints(slices map[string]*discoveryv1.EndpointSlice, family v1alpha1.IPFamily, nodeName string) int {
+func localReadyEndpoints(group []*discoveryv1.EndpointSlice, family v1alpha1.IPFamily, nodeName string) int {
 	want := discoveryv1.AddressTypeIPv4
 	if family == v1alpha1.IPv6 {
 		want = discoveryv1.AddressTypeIPv6
 	}
 	ips := map[netip.Addr]struct{}{}
-	for _, s := range slices {
+	for _, s := range group {
 		// kube-proxy reads endpoints per slice port: a slice without ports contributes none.
 		if s.AddressType != want || len(s.Ports) == 0 {
 			continue

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"maps"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -18,38 +17,66 @@ import (
 // slices or looked-up local HNS endpoints changed since the last call (all
 // of them when the node context changed). Its result equals Compute over the
 // same inputs. An Incremental is not safe for concurrent use.
+//
+// Its state is most of an agent's memory (docs/performance.md), so what is
+// kept per address, key and frontend is a value, not a map or a pointer:
+// most addresses are looked up by one service, most frontends are claimed
+// by one key.
 type Incremental struct {
 	ctx      *nodeContext
 	services map[string]*corev1.Service
-	slices   map[string]map[string]*discoveryv1.EndpointSlice // service -> slice name -> slice
-	sliceSvc map[string]string                                // namespace/slice -> service
-	results  map[string]svcResult
-	byIP     map[netip.Addr]map[string]struct{}
+	// slices are each service's slices, sorted by name.
+	slices   map[string][]*discoveryv1.EndpointSlice
+	sliceSvc map[string]string // namespace/slice -> service
 	dirty    map[string]struct{}
 
-	lbContrib map[LBKey]map[string]LoadBalancer
-	frontends map[frontKey]map[LBKey]struct{}
-	remotes   map[netip.Addr]*remoteSlot
-	desired   Desired
+	// results is what each service contributed, to take it back.
+	results map[string]contribution
+	// byIP are the services that looked each address up among the local
+	// HNS endpoints.
+	byIP map[netip.Addr]smallSet[string]
+	// lbs are the contributions to each LB key: its own service's, or each
+	// sharing service's for a shared (health-check) key.
+	lbs map[LBKey]lbContributions
+	// frontends are the keys claiming each frontend.
+	frontends map[frontKey]smallSet[LBKey]
+	// remotes count the services that want each remote endpoint.
+	remotes map[netip.Addr]remoteRefs
+	desired Desired
 }
 
-type remoteSlot struct {
-	backend, vip         RemoteEndpoint
-	backendRefs, vipRefs int
+// contribution is what one service added to Desired.
+type contribution struct {
+	lbKeys  []LBKey
+	remotes []remoteRef
+	ips     []netip.Addr
+}
+
+// remoteRef is a remote endpoint a service wants, as a backend or as its
+// service VIP.
+type remoteRef struct {
+	ip         netip.Addr
+	serviceVIP bool
+}
+
+// remoteRefs count the services that want one remote endpoint, as a
+// backend and as a service VIP.
+type remoteRefs struct {
+	backend, serviceVIP int32
 }
 
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
 	return &Incremental{
 		services:  map[string]*corev1.Service{},
-		slices:    map[string]map[string]*discoveryv1.EndpointSlice{},
+		slices:    map[string][]*discoveryv1.EndpointSlice{},
 		sliceSvc:  map[string]string{},
-		results:   map[string]svcResult{},
-		byIP:      map[netip.Addr]map[string]struct{}{},
 		dirty:     map[string]struct{}{},
-		lbContrib: map[LBKey]map[string]LoadBalancer{},
-		frontends: map[frontKey]map[LBKey]struct{}{},
-		remotes:   map[netip.Addr]*remoteSlot{},
+		results:   map[string]contribution{},
+		byIP:      map[netip.Addr]smallSet[string]{},
+		lbs:       map[LBKey]lbContributions{},
+		frontends: map[frontKey]smallSet[LBKey]{},
+		remotes:   map[netip.Addr]remoteRefs{},
 		desired: Desired{
 			LoadBalancers:   map[LBKey]LoadBalancer{},
 			RemoteEndpoints: map[netip.Addr]RemoteEndpoint{},
@@ -86,7 +113,7 @@ func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig,
 }
 
 func (c *Incremental) markIP(ip netip.Addr) {
-	for k := range c.byIP[ip] {
+	for _, k := range c.byIP[ip].all() {
 		c.dirty[k] = struct{}{}
 	}
 }
@@ -114,10 +141,9 @@ func (c *Incremental) SetEndpointSlice(s *discoveryv1.EndpointSlice) {
 		return
 	}
 	k := s.Namespace + "/" + svc
-	if c.slices[k] == nil {
-		c.slices[k] = map[string]*discoveryv1.EndpointSlice{}
-	}
-	c.slices[k][s.Name] = s
+	group := c.slices[k]
+	i, _ := slices.BinarySearchFunc(group, s.Name, func(e *discoveryv1.EndpointSlice, name string) int { return strings.Compare(e.Name, name) })
+	c.slices[k] = slices.Insert(group, i, s)
 	c.sliceSvc[s.Namespace+"/"+s.Name] = k
 	c.dirty[k] = struct{}{}
 }
@@ -130,9 +156,11 @@ func (c *Incremental) DeleteEndpointSlice(namespace, name string) {
 		return
 	}
 	delete(c.sliceSvc, sk)
-	delete(c.slices[k], name)
-	if len(c.slices[k]) == 0 {
+	group := slices.DeleteFunc(c.slices[k], func(e *discoveryv1.EndpointSlice) bool { return e.Name == name })
+	if len(group) == 0 {
 		delete(c.slices, k)
+	} else {
+		c.slices[k] = group
 	}
 	c.dirty[k] = struct{}{}
 }
@@ -149,8 +177,7 @@ func (c *Incremental) Desired() *Desired {
 	for k := range c.dirty {
 		c.retract(k, touchedLB, touchedIP)
 		if svc, ok := c.services[k]; ok {
-			r := sc.compute(k, svc, c.sortedSlices(k)).own()
-			c.contribute(k, r, touchedLB, touchedIP)
+			c.contribute(k, sc.compute(k, svc, c.slices[k]), touchedLB, touchedIP)
 		}
 	}
 	clear(c.dirty)
@@ -167,15 +194,7 @@ func (c *Incremental) Desired() *Desired {
 	return d
 }
 
-func (c *Incremental) sortedSlices(k string) []*discoveryv1.EndpointSlice {
-	m := c.slices[k]
-	out := make([]*discoveryv1.EndpointSlice, 0, len(m))
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, m[name])
-	}
-	return out
-}
-
+// retract takes back what service k contributed.
 func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	r, ok := c.results[k]
 	if !ok {
@@ -183,67 +202,77 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 	}
 	delete(c.results, k)
 	delete(c.desired.svcProblems, k)
-	for _, lb := range r.lbs {
-		delete(c.lbContrib[lb.Key], k)
-		touchedLB[lb.Key] = struct{}{}
+	for _, key := range r.lbKeys {
+		if l, ok := c.lbs[key]; ok {
+			l.remove(k)
+			c.lbs[key] = l
+		}
+		touchedLB[key] = struct{}{}
 	}
 	for _, re := range r.remotes {
-		s := c.remotes[re.IP]
-		if re.ServiceVIP {
-			s.vipRefs--
+		refs := c.remotes[re.ip]
+		if re.serviceVIP {
+			refs.serviceVIP--
 		} else {
-			s.backendRefs--
+			refs.backend--
 		}
-		touchedIP[re.IP] = struct{}{}
+		c.remotes[re.ip] = refs
+		touchedIP[re.ip] = struct{}{}
 	}
 	for _, ip := range r.ips {
-		delete(c.byIP[ip], k)
-		if len(c.byIP[ip]) == 0 {
+		users := c.byIP[ip]
+		if users.remove(k); users.empty() {
 			delete(c.byIP, ip)
+		} else {
+			c.byIP[ip] = users
 		}
 	}
 }
 
+// contribute adds what service k computed. A backend's remote endpoint is
+// stored at once (every service computes the same one for an address); a
+// service VIP's, which a backend's overrides, by refreshRemote.
 func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
-	c.results[k] = r
+	var kept contribution
 	if len(r.problems) > 0 {
-		c.desired.svcProblems[k] = r.problems
+		c.desired.svcProblems[k] = slices.Clone(r.problems)
 	}
-	for _, lb := range r.lbs {
-		m := c.lbContrib[lb.Key]
-		if m == nil {
-			m = map[string]LoadBalancer{}
-			c.lbContrib[lb.Key] = m
-		}
-		m[k] = lb
+	if len(r.lbs) > 0 {
+		kept.lbKeys = make([]LBKey, len(r.lbs))
+	}
+	for i, lb := range r.lbs {
+		kept.lbKeys[i] = lb.Key
+		l := c.lbs[lb.Key]
+		l.set(k, lb)
+		c.lbs[lb.Key] = l
 		touchedLB[lb.Key] = struct{}{}
 		fk := frontOf(lb.Key)
-		if c.frontends[fk] == nil {
-			c.frontends[fk] = map[LBKey]struct{}{}
-		}
-		c.frontends[fk][lb.Key] = struct{}{}
+		keys := c.frontends[fk]
+		keys.add(lb.Key)
+		c.frontends[fk] = keys
 	}
-	for _, re := range r.remotes {
-		s := c.remotes[re.IP]
-		if s == nil {
-			s = &remoteSlot{}
-			c.remotes[re.IP] = s
-		}
+	if len(r.remotes) > 0 {
+		kept.remotes = make([]remoteRef, len(r.remotes))
+	}
+	for i, re := range r.remotes {
+		kept.remotes[i] = remoteRef{re.IP, re.ServiceVIP}
+		refs := c.remotes[re.IP]
 		if re.ServiceVIP {
-			s.vip = re
-			s.vipRefs++
+			refs.serviceVIP++
 		} else {
-			s.backend = re
-			s.backendRefs++
+			refs.backend++
+			c.desired.RemoteEndpoints[re.IP] = re
 		}
+		c.remotes[re.IP] = refs
 		touchedIP[re.IP] = struct{}{}
 	}
+	kept.ips = cloneOrNil(r.ips)
 	for _, ip := range r.ips {
-		if c.byIP[ip] == nil {
-			c.byIP[ip] = map[string]struct{}{}
-		}
-		c.byIP[ip][k] = struct{}{}
+		users := c.byIP[ip]
+		users.add(k)
+		c.byIP[ip] = users
 	}
+	c.results[k] = kept
 }
 
 // refreshFrontend re-decides which key owns a frontend: the smallest key
@@ -252,47 +281,44 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 func (c *Incremental) refreshFrontend(fk frontKey) {
 	keys := c.frontends[fk]
 	var live []LBKey
-	for k := range keys {
-		if len(c.lbContrib[k]) == 0 {
-			delete(keys, k)
-			delete(c.lbContrib, k)
+	for _, k := range keys.all() {
+		if c.lbs[k].empty() {
+			keys.remove(k)
+			delete(c.lbs, k)
 			delete(c.desired.LoadBalancers, k)
 			delete(c.desired.conflicts, k)
 			continue
 		}
 		live = append(live, k)
 	}
-	if len(keys) == 0 {
+	if keys.empty() {
 		delete(c.frontends, fk)
 		return
 	}
+	c.frontends[fk] = keys
 	winner := frontendWinner(live)
-	c.desired.LoadBalancers[winner] = pick(c.lbContrib[winner])
+	c.desired.LoadBalancers[winner] = c.lbs[winner].pick().lb
 	delete(c.desired.conflicts, winner)
 	for _, k := range live[1:] {
 		delete(c.desired.LoadBalancers, k)
 		svc := k.Service
 		if svc == "" {
-			svc = slices.Min(slices.Collect(maps.Keys(c.lbContrib[k])))
+			svc = c.lbs[k].pick().service
 		}
 		c.desired.conflicts[k] = conflictProblem(k, winner, svc)
 	}
 }
 
-// pick chooses the contribution of the smallest service name, so that
-// services sharing a health-check LB agree whatever the update order.
-func pick(m map[string]LoadBalancer) LoadBalancer {
-	return m[slices.MinFunc(slices.Collect(maps.Keys(m)), strings.Compare)]
-}
-
+// refreshRemote settles the remote endpoint of ip once every service has
+// contributed: a backend's (stored by contribute), else a service VIP's,
+// else none.
 func (c *Incremental) refreshRemote(ip netip.Addr) {
-	s := c.remotes[ip]
+	refs, ok := c.remotes[ip]
 	switch {
-	case s == nil:
-	case s.backendRefs > 0:
-		c.desired.RemoteEndpoints[ip] = s.backend
-	case s.vipRefs > 0:
-		c.desired.RemoteEndpoints[ip] = s.vip
+	case !ok:
+	case refs.backend > 0:
+	case refs.serviceVIP > 0:
+		c.desired.RemoteEndpoints[ip] = c.ctx.serviceVIPEndpoint(ip)
 	default:
 		delete(c.remotes, ip)
 		delete(c.desired.RemoteEndpoints, ip)

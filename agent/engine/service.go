@@ -12,7 +12,7 @@ import (
 
 // svcResult is one service's contribution to Desired. The one compute
 // returns borrows the computer's scratch space for remotes, problems and
-// ips until the next compute; own makes a copy to keep.
+// ips until the next compute.
 type svcResult struct {
 	lbs      []LoadBalancer
 	remotes  []RemoteEndpoint
@@ -121,8 +121,13 @@ func (s *serviceComputer) serviceVIPEndpoint(p *portPlan) {
 		return
 	}
 	if _, held := s.lookup(ip); !held {
-		s.remotes = append(s.remotes, RemoteEndpoint{IP: ip, MAC: c.hostMAC, ProviderAddress: c.nodeIP[familyIndex(p.family)], ServiceVIP: true})
+		s.remotes = append(s.remotes, c.serviceVIPEndpoint(ip))
 	}
+}
+
+// serviceVIPEndpoint is the remote endpoint of a ClusterIP on overlay.
+func (c *nodeContext) serviceVIPEndpoint(ip netip.Addr) RemoteEndpoint {
+	return RemoteEndpoint{IP: ip, MAC: c.hostMAC, ProviderAddress: c.nodeIP[familyIndex(familyOf(ip))], ServiceVIP: true}
 }
 
 // lookup finds the local HNS endpoint holding ip, remembering that the
@@ -160,12 +165,6 @@ func (s *serviceComputer) result() svcResult {
 		s.ips = slices.Compact(s.ips)
 	}
 	r.remotes, r.problems, r.ips = s.remotes, s.problems, s.ips
-	return r
-}
-
-// own is r with copies of what it borrows.
-func (r svcResult) own() svcResult {
-	r.remotes, r.problems, r.ips = cloneOrNil(r.remotes), cloneOrNil(r.problems), cloneOrNil(r.ips)
 	return r
 }
 
