@@ -17,6 +17,8 @@ type claimant struct {
 	created metav1.Time
 	// claims reports whether the config wants node.
 	claims func(node *corev1.Node) bool
+	// holds reports whether node's WindowsProxyNode belongs to the config.
+	holds func(node *corev1.Node) bool
 }
 
 // claimants returns every config as a claimant, oldest first (creationTimestamp, then name): the
@@ -31,14 +33,14 @@ func claimants(configs []winproxyv1alpha1.WindowsProxyConfig, unreadable []metav
 	out := make([]claimant, 0, len(configs)+len(unreadable))
 	for i := range configs {
 		name := configs[i].Name
-		c := claimant{name: name, created: configs[i].CreationTimestamp, claims: holds(name)}
+		c := claimant{name: name, created: configs[i].CreationTimestamp, claims: holds(name), holds: holds(name)}
 		if sel, err := selector(&configs[i]); err == nil {
 			c.claims = func(n *corev1.Node) bool { return sel.Matches(labels.Set(n.Labels)) }
 		}
 		out = append(out, c)
 	}
 	for _, m := range unreadable {
-		out = append(out, claimant{name: m.Name, created: m.CreationTimestamp, claims: holds(m.Name)})
+		out = append(out, claimant{name: m.Name, created: m.CreationTimestamp, claims: holds(m.Name), holds: holds(m.Name)})
 	}
 	slices.SortFunc(out, func(a, b claimant) int {
 		if c := a.created.Compare(b.created.Time); c != 0 {
@@ -62,15 +64,27 @@ func isWindows(node *corev1.Node) bool {
 	return node.Labels[winproxyv1alpha1.OSLabel] == "windows"
 }
 
-// owner returns the oldest claimant that claims node, or "" when none does.
+// owner returns the oldest claimant that claims node, or "" when none does. creationTimestamp
+// counts whole seconds, so two configs created in the same second are equally old: among those,
+// the one that already holds the node keeps it (the name decides only for a node nobody holds),
+// so that a newer config never takes a node over just because its name sorts first.
 func owner(node *corev1.Node, sorted []claimant) string {
 	if !isWindows(node) {
 		return ""
 	}
-	for _, c := range sorted {
-		if c.claims(node) {
-			return c.name
+	for i, c := range sorted {
+		if !c.claims(node) {
+			continue
 		}
+		for _, tied := range sorted[i:] {
+			if !tied.created.Equal(&c.created) {
+				break
+			}
+			if tied.claims(node) && tied.holds(node) {
+				return tied.name
+			}
+		}
+		return c.name
 	}
 	return ""
 }

@@ -93,6 +93,28 @@ func TestPartition(t *testing.T) {
 			want: result{Conflicts: []conflict{{node: "win-a1", owner: "alpha"}, {node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
 		},
 		{
+			// creationTimestamp counts seconds: a config created in the same second as the one
+			// holding a node must not take it over because its name sorts first.
+			name: "same age: the holder keeps its node, the name decides the others",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				testConfig("beta", time.Hour, nil),
+				testConfig("alpha", time.Hour, nil),
+			},
+			holders: map[string]string{"win-a1": "beta"},
+			self:    "beta",
+			want:    result{Owned: []string{"win-a1"}, Conflicts: []conflict{{node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
+		},
+		{
+			name: "same age: a holder that no longer selects the node gives it up",
+			configs: []winproxyv1alpha1.WindowsProxyConfig{
+				testConfig("beta", time.Hour, map[string]string{"pool": "b"}),
+				testConfig("alpha", time.Hour, nil),
+			},
+			holders: map[string]string{"win-a1": "beta"},
+			self:    "alpha",
+			want:    result{Owned: []string{"win-a1", "win-a2", "win-b"}},
+		},
+		{
 			name:    "a config with an invalid selector that holds nothing claims nothing",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
 			self:    "ok",
