@@ -119,7 +119,7 @@ test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, adm
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: verify
-verify: ## Fail if generated files are stale, code is unformatted, the Windows build, vet or real-HNS test build fails, or a workflow does not lint.
+verify: $(GOLANGCI_LINT) ## Fail if generated files are stale, code is unformatted or does not lint (golangci-lint, with the layering rules), the Windows build, vet or real-HNS test build fails, or a workflow does not lint.
 	$(MAKE) manifests generate
 	@git diff --exit-code -- api config $(CHART_DIR)/files internal/featuregate README.md || { echo "Generated files are stale: run 'make manifests generate' and commit the result."; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "Not gofmt-formatted:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -127,6 +127,7 @@ verify: ## Fail if generated files are stale, code is unformatted, the Windows b
 	GOOS=windows go vet ./...
 	@# The contract suite against real HNS runs only on Windows; it must at least compile here.
 	GOOS=windows go test -c -tags hnsintegration -o /dev/null ./agent/hns/...
+	$(GOLANGCI_LINT) run ./...
 	$(MAKE) helm-lint
 	$(MAKE) actionlint
 

@@ -75,7 +75,7 @@ func prefix4Key(a netip.Addr, bits int) uint64 {
 
 // lookup is the provider address for ip; zero means none.
 func (t *providerAddresses) lookup(ip netip.Addr) netip.Addr {
-	last := -1
+	var last int
 	if ip.Is4() {
 		last = t.lookup4(ip)
 	} else {

@@ -64,8 +64,8 @@ type contributedLB struct {
 }
 
 func (l *lbContributions) set(service string, lb LoadBalancer) {
-	switch {
-	case l.first.service == "" || l.first.service == service:
+	switch l.first.service {
+	case "", service:
 		l.first = contributedLB{service, lb}
 	default:
 		if i := slices.IndexFunc(l.more, func(c contributedLB) bool { return c.service == service }); i >= 0 {

@@ -17,10 +17,6 @@ const (
 	// created, by fingerprint: they prove a create whose ID a kill kept
 	// from being recorded was ours.
 	lineIntent byte = 'I'
-	// lineEndpoint lines were written by earlier versions, which recorded
-	// endpoints too. They are read and dropped: the winproxy- name proves an
-	// endpoint (see EndpointNamePrefix).
-	lineEndpoint byte = 'E'
 )
 
 // Compaction bounds: the journal is rewritten once it holds more than
@@ -141,7 +137,7 @@ func parseLedgerLine(s string) (entry, bool) {
 		if len(fields) != 1 {
 			return entry{}, false
 		}
-	default: // lineEndpoint, or a kind of a later version
+	default: // endpoint lines of earlier versions (the winproxy- name proves an endpoint now, see EndpointNamePrefix), or a kind of a later version
 		return entry{}, false
 	}
 	return e, true

@@ -109,9 +109,9 @@ func checkReachable(ctx context.Context, api *apiServer, lbs func(context.Contex
 	served, err := servedByHNS(ctx, api.host, api.port, lbs)
 	switch {
 	case err != nil:
-		return fmt.Errorf("the API server at %s (KUBERNETES_SERVICE_HOST/PORT) is not reachable: %v; HNS could not be asked whether it serves that address: %v", addr, dialErr, err)
+		return fmt.Errorf("the API server at %s (KUBERNETES_SERVICE_HOST/PORT) is not reachable: %w; HNS could not be asked whether it serves that address: %w", addr, dialErr, err)
 	case served:
-		return fmt.Errorf("the API server at %s (KUBERNETES_SERVICE_HOST/PORT, served by an HNS load balancer) is not reachable: %v", addr, dialErr)
+		return fmt.Errorf("the API server at %s (KUBERNETES_SERVICE_HOST/PORT, served by an HNS load balancer) is not reachable: %w", addr, dialErr)
 	}
 	return fmt.Errorf("the API server at %s (KUBERNETES_SERVICE_HOST/PORT) is not reachable (%v) and no HNS load balancer serves that address: "+
 		"it is the `kubernetes` Service ClusterIP, which on a Windows node without kube-proxy only answers once this agent has programmed it, "+

@@ -11,13 +11,14 @@ import (
 
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	// The json logging format, as kube-proxy registers it.
-	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/winproxy/winproxy/internal/version"
+
+	// The json logging format, as kube-proxy registers it.
+	_ "k8s.io/component-base/logs/json/register"
 )
 
 // Logging is the logging configuration set by flags.

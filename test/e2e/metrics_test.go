@@ -104,7 +104,7 @@ func TestControllerMetricsAreSecured(t *testing.T) {
 	eventually(t, 60*time.Second, func() error {
 		code, body, err := scrape(prometheus)
 		if err != nil || code != 200 || !strings.Contains(body, "winproxy_build_info{") {
-			return fmt.Errorf("scrape with the metrics-reader's token: %d %v\n%s", code, err, ctrl.Tail(5))
+			return fmt.Errorf("scrape with the metrics-reader's token: %d %w\n%s", code, err, ctrl.Tail(5))
 		}
 		return nil
 	})

@@ -150,7 +150,7 @@ func build(ctx context.Context, pinDir string, gomod, gosum []byte, pins Pins, b
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a scratch module; what is left is harmless
 	if err := prepare(ctx, tmp, pinDir, gomod, gosum, pins, false); err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func UpstreamTests(ctx context.Context, repoRoot string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a scratch module; what is left is harmless
 	if err := prepare(ctx, tmp, pinDir, gomod, gosum, pins, true); err != nil {
 		return "", err
 	}
