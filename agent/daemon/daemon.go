@@ -307,6 +307,11 @@ func (a *agent) changed(o any, apply func(*engine.Incremental, client.Object), d
 	for _, fam := range a.programmedFamilies() {
 		a.metrics.KubeProxy.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(fam)).Set(float64(a.opts.Clock.Now().Unix()))
 	}
+	if _, spec := o.(*v1alpha1.WindowsProxyNode); spec {
+		// A new spec may change the pacing itself; the old pacing must not hold it back.
+		a.runner.TriggerNow()
+		return
+	}
 	a.runner.Trigger()
 }
 

@@ -20,6 +20,8 @@ const maxRetryDelay = 10 * time.Second
 type Runner struct {
 	clock   clock.Clock
 	trigger chan struct{}
+	// now is a trigger that minPeriod does not hold back (TriggerNow).
+	now chan struct{}
 
 	mu        sync.Mutex
 	minPeriod time.Duration
@@ -31,7 +33,7 @@ type Runner struct {
 
 // NewRunner returns a Runner with the given bounds; SetPeriods changes them while it runs.
 func NewRunner(clk clock.Clock, minPeriod, period time.Duration) *Runner {
-	r := &Runner{clock: clk, trigger: make(chan struct{}, 1), lastProgress: clk.Now()}
+	r := &Runner{clock: clk, trigger: make(chan struct{}, 1), now: make(chan struct{}, 1), lastProgress: clk.Now()}
 	r.SetPeriods(minPeriod, period)
 	return r
 }
@@ -102,6 +104,17 @@ func (r *Runner) Trigger() {
 	}
 }
 
+// TriggerNow asks for a sync right away, even inside minPeriod: for a new WindowsProxyNode spec,
+// which may carry the pacing itself. A config whose minPeriodSeconds was an hour must not make its
+// own fix, or the next config, wait that hour. The controller's rollout paces spec changes, so this
+// cannot turn a burst into a sync storm. It never blocks.
+func (r *Runner) TriggerNow() {
+	select {
+	case r.now <- struct{}{}:
+	default:
+	}
+}
+
 // Run calls sync until ctx is done: once right away, then on triggers and periodically. It returns
 // when ctx is done; a sync in progress is allowed to finish.
 func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
@@ -109,9 +122,11 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 	for {
 		start := r.clock.Now()
 		// A trigger that arrived before this sync started is covered by it.
-		select {
-		case <-r.trigger:
-		default:
+		for _, c := range []chan struct{}{r.trigger, r.now} {
+			select {
+			case <-c:
+			default:
+			}
 		}
 		if err := sync(ctx); err != nil {
 			failures++
@@ -134,6 +149,8 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 			periodic.Stop()
 			return
 		case <-periodic.C():
+		case <-r.now:
+			periodic.Stop()
 		case <-r.trigger:
 			periodic.Stop()
 			if wait := minPeriod - r.clock.Since(start); wait > 0 {
@@ -143,6 +160,8 @@ func (r *Runner) Run(ctx context.Context, sync func(context.Context) error) {
 					hold.Stop()
 					return
 				case <-hold.C():
+				case <-r.now:
+					hold.Stop()
 				}
 			}
 		}

@@ -86,12 +86,50 @@ func TestRunnerBurstGivesOneSyncAfterMinPeriod(t *testing.T) {
 	for range 10 {
 		r.Trigger()
 	}
-	// The trigger is held until minPeriod has passed since the last sync started.
+	// The trigger is held until minPeriod has passed since the last sync started. The runner reads
+	// the clock and then sets its hold timer, so the clock moves in small steps: a step between the
+	// two delays the sync by one step, never by the hold.
+	at := stepUntilSync(t, rec, clk, 100*time.Millisecond)
+	if d := at.Sub(time.Unix(0, 0)); d < 2*time.Second || d > 2500*time.Millisecond {
+		t.Errorf("burst synced at %v, want once minPeriod (2s) has passed", d)
+	}
 	waitForTimer(t, clk)
-	clk.Step(time.Second)
 	rec.none(t)
-	clk.Step(time.Second)
+}
+
+// stepUntilSync moves the fake clock by step until the runner syncs, and returns when it did.
+func stepUntilSync(t *testing.T, rec *syncRecorder, clk *clocktesting.FakeClock, step time.Duration) time.Time {
+	t.Helper()
+	for range 100 {
+		waitForTimer(t, clk)
+		clk.Step(step)
+		select {
+		case at := <-rec.done:
+			return at
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("no sync happened")
+	return time.Time{}
+}
+
+// TestRunnerTriggerNowIsNotHeld: a new WindowsProxyNode spec syncs at once, whether the runner
+// waits for its period or holds a trigger for minPeriod.
+func TestRunnerTriggerNowIsNotHeld(t *testing.T) {
+	r, rec, clk := start(t, false)
 	rec.wait(t)
+	waitForTimer(t, clk)
+	r.TriggerNow()
+	if at := rec.wait(t); at != time.Unix(0, 0) {
+		t.Errorf("sync at %v, want at once", at.Sub(time.Unix(0, 0)))
+	}
+	waitForTimer(t, clk)
+	r.Trigger()
+	rec.none(t)
+	r.TriggerNow()
+	if at := rec.wait(t); at != time.Unix(0, 0) {
+		t.Errorf("held sync at %v, want at once", at.Sub(time.Unix(0, 0)))
+	}
 	waitForTimer(t, clk)
 	rec.none(t)
 }

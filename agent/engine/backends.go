@@ -291,7 +291,9 @@ func slicePort(s *discoveryv1.EndpointSlice, name string, proto corev1.Protocol)
 		if p.Protocol != nil {
 			pp = *p.Protocol
 		}
-		if deref(p.Name) == name && pp == proto {
+		// Like kube-proxy, a port that is missing or 0 serves nothing: no
+		// backend listens on port 0.
+		if deref(p.Name) == name && pp == proto && p.Port != nil && *p.Port != 0 {
 			return p.Port
 		}
 	}

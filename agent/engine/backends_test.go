@@ -193,5 +193,17 @@ func TestTargetPortAsUpstream(t *testing.T) {
 			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.1.10@EP-10]"},
 			problems: []string{"ns/svc1 LocalEndpointNotFound", "ns/svc1 MixedTargetPorts"},
 		},
+		{
+			// kube-proxy ignores a slice port that is 0 (endpointslicecache.go):
+			// nothing listens there, so its endpoints are no backends.
+			name: "slice-port-0-serves-nothing", cfg: noHC, view: view(false, ws2022),
+			svcs: []*corev1.Service{service("svc1", namedTarget)},
+			slices: []*discoveryv1.EndpointSlice{
+				slice("svc1", "s1", 0, ep{"192.168.2.3", "node-2", ""}),
+				slice("svc1", "s2", 8080, ep{"192.168.2.2", "node-2", ""}),
+			},
+			lbs:     []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=8080 flags=0 pm=0 svip=- be=[192.168.2.2]"},
+			remotes: []string{"192.168.2.2 mac=02-11-c0-a8-02-02"},
+		},
 	})
 }

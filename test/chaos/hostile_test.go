@@ -93,14 +93,7 @@ func TestHostile(t *testing.T) {
 
 // knownHarmful lists the inputs found harmful whose fix lies outside this test, with the bug:
 // the test fails only when an input not listed here turns out harmful.
-var knownHarmful = map[string]string{
-	"EndpointSlice: port 0": "agent/engine/service.go endpointsFor keeps an EndpointSlice port 0 and programs a load balancer " +
-		"whose backends listen on port 0; kube-proxy ignores ports that are nil or 0 (pkg/proxy/endpointslicecache.go), " +
-		"and docs/differences-from-kube-proxy.md lists no such difference",
-	"chaos config: sync minPeriod 3600, then set back": "agent/daemon/runner.go holds every triggered sync until minPeriod has passed since " +
-		"the last one, also the one for a new WindowsProxyNode spec: once a config with minPeriodSeconds 3600 (which the CRD allows) " +
-		"reached a node, the fix of that config, and every Service change, wait up to an hour on that node",
-}
+var knownHarmful = map[string]string{}
 
 // inputKind is how the system took an input.
 type inputKind string
