@@ -48,8 +48,8 @@ type Result struct {
 	RemoteEndpoints int
 	Writes          map[Write]int
 	// DriftRepairs counts objects found deleted behind the agent's back and
-	// recreated.
-	DriftRepairs int
+	// recreated, by kind.
+	DriftRepairs DriftRepairs
 	// Adopted counts LBs taken over without a call: unrecorded ones proven
 	// the agent's by a create intent (a kill came between create and ledger
 	// write), and ones identical to a desired LB that did not prove to be
@@ -64,6 +64,16 @@ type Result struct {
 	ForeignReplaced []string
 	Failures        []Failure
 }
+
+// DriftRepairs counts objects restored after they went missing, by kind:
+// an endpoint's repair also re-points the LBs using it, which are not
+// counted again.
+type DriftRepairs struct {
+	LoadBalancers, Endpoints int
+}
+
+// Total is the number of objects restored.
+func (d DriftRepairs) Total() int { return d.LoadBalancers + d.Endpoints }
 
 // WriteCount is the total number of HNS writes.
 func (r Result) WriteCount() int {
@@ -278,7 +288,7 @@ func (s *syncState) forgetUnlisted() {
 		if !listed[strings.ToUpper(id)] {
 			delete(a.epIDs, ip)
 			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
-				s.r.DriftRepairs++
+				s.r.DriftRepairs.Endpoints++
 			}
 		}
 	}
@@ -549,7 +559,7 @@ func (s *syncState) matchLoadBalancers() error {
 		}
 		delete(a.lbIDs, key)
 		if _, wanted := s.d.LoadBalancers[key]; wanted {
-			s.r.DriftRepairs++
+			s.r.DriftRepairs.LoadBalancers++
 		}
 	}
 	unmapped := s.unmappedLoadBalancers()

@@ -482,7 +482,7 @@ func TestDriftIsRepaired(t *testing.T) {
 	if diff := cmp.Diff(map[sim.Op]int{sim.OpCreateLoadBalancer: 1}, writes(c)); diff != "" {
 		t.Errorf("LB drift: writes (-want +got):\n%s", diff)
 	}
-	if r.DriftRepairs != 1 || h.lbIDByVIP("10.20.30.42", 80) == "" {
+	if r.DriftRepairs != (DriftRepairs{LoadBalancers: 1}) || h.lbIDByVIP("10.20.30.42", 80) == "" {
 		t.Errorf("LB not restored: %+v", r)
 	}
 
@@ -502,8 +502,8 @@ func TestDriftIsRepaired(t *testing.T) {
 	if diff := cmp.Diff(want, writes(c)); diff != "" {
 		t.Errorf("endpoint drift: writes (-want +got):\n%s", diff)
 	}
-	if r.DriftRepairs != 1 {
-		t.Errorf("drift repairs = %d, want 1", r.DriftRepairs)
+	if r.DriftRepairs != (DriftRepairs{Endpoints: 1}) {
+		t.Errorf("drift repairs = %+v, want 1 endpoint", r.DriftRepairs)
 	}
 	if _, c := h.sync(); c.Writes != 0 {
 		t.Errorf("sync after repair made %d writes", c.Writes)

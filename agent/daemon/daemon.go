@@ -448,10 +448,10 @@ func (a *agent) observeResult(r apply.Result, err error) {
 	a.metrics.LoadBalancers.WithLabelValues("programmed").Set(float64(r.LBsProgrammed))
 	a.metrics.LoadBalancers.WithLabelValues("failed").Set(float64(r.LBsFailed))
 	a.metrics.RemoteEndpoints.Set(float64(r.RemoteEndpoints))
-	if r.DriftRepairs > 0 {
-		a.metrics.DriftRepairs.WithLabelValues("loadbalancer").Add(float64(r.DriftRepairs))
-	}
+	a.metrics.DriftRepairs.WithLabelValues("loadbalancer").Add(float64(r.DriftRepairs.LoadBalancers))
+	a.metrics.DriftRepairs.WithLabelValues("endpoint").Add(float64(r.DriftRepairs.Endpoints))
 	a.metrics.ForeignReplacement.Add(float64(len(r.ForeignReplaced)))
+	a.metrics.Disowned.Add(float64(len(r.Disowned)))
 }
 
 // unselected handles a missing WindowsProxyNode: the node is no longer selected by any config (or

@@ -73,8 +73,11 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 		warn(v1alpha1.ReasonDSRUnsupported, "DSR was requested but this host cannot do it: %s", e.DSRActive.Message)
 	}
 	// Repairs and replacements are facts, not states: each is recorded.
-	if n := r.result.DriftRepairs; n > 0 {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "DriftRepaired", "Sync", "node %s: restored %d HNS objects that were deleted or changed behind the agent's back", node, n)
+	if d := r.result.DriftRepairs; d.Total() > 0 {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "DriftRepaired", "Sync", "node %s: restored %d load balancers and %d remote endpoints that were deleted behind the agent's back", node, d.LoadBalancers, d.Endpoints)
+	}
+	if lbs := r.result.Disowned; len(lbs) > 0 {
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "LoadBalancerDisowned", "Sync", "node %s: %d load balancers recorded as winproxy's were changed behind its back and are no longer proven its own and are left alone unless they block a frontend it needs, e.g. %s", node, len(lbs), lbs[0])
 	}
 	for _, id := range r.result.ForeignReplaced {
 		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "ForeignLoadBalancerReplaced", "Sync", "node %s: replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", node, id)

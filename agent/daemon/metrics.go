@@ -18,6 +18,7 @@ type Metrics struct {
 	RemoteEndpoints    prometheus.Gauge
 	DriftRepairs       *prometheus.CounterVec
 	ForeignReplacement prometheus.Counter
+	Disowned           prometheus.Counter
 	BuildInfo          *prometheus.GaugeVec
 
 	// KubeProxy are kube-proxy's SLIs under kube-proxy's names.
@@ -134,6 +135,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "winproxy_agent_drift_repairs_total",
 			Help: "HNS objects found deleted or changed behind the agent's back and restored, by kind (loadbalancer, endpoint).",
 		}, []string{"kind"}),
+		Disowned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "winproxy_agent_load_balancers_disowned_total",
+			Help: "Load balancers the agent had recorded as its own that no longer prove to be (changed behind its back), given up and left alone.",
+		}),
 		ForeignReplacement: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "winproxy_agent_foreign_load_balancers_replaced_total",
 			Help: "Load balancers not created by the agent that blocked one of its frontends and were replaced, as kube-proxy does.",
@@ -144,7 +149,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"version", "goversion"}),
 		KubeProxy: newKubeProxyMetrics(),
 	}
-	reg.MustRegister(m.SyncDuration, m.Syncs, m.HNSCalls, m.LoadBalancers, m.RemoteEndpoints, m.DriftRepairs, m.ForeignReplacement, m.BuildInfo)
+	reg.MustRegister(m.SyncDuration, m.Syncs, m.HNSCalls, m.LoadBalancers, m.RemoteEndpoints, m.DriftRepairs, m.ForeignReplacement, m.Disowned, m.BuildInfo)
 	reg.MustRegister(m.KubeProxy.collectors()...)
 	m.BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 	return m
