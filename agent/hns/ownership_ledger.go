@@ -87,6 +87,20 @@ func OpenLedger(path string) (*Ledger, error) {
 	return l, nil
 }
 
+// ReadLedger reads the ledger at path without changing it, for tools that
+// only look (winproxy-agent hns dump) while an agent may be appending to
+// it: OpenLedger's compaction would rename a new file over the one the agent
+// writes, and the agent's next appends would be lost. The result is in
+// memory only; a missing file reads as an empty ledger.
+func ReadLedger(path string) (*Ledger, error) {
+	l := &Ledger{path: path, lbs: map[string][]string{}, intents: map[string]struct{}{}}
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	l.path = ""
+	return l, nil
+}
+
 func (l *Ledger) load() error {
 	b, err := os.ReadFile(l.path)
 	if errors.Is(err, os.ErrNotExist) {

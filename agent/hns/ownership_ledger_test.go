@@ -58,3 +58,30 @@ func TestLedgerCompactsPastTwiceTheLiveSet(t *testing.T) {
 		t.Errorf("%d entries after reopening, want %d", got, minCompactLines)
 	}
 }
+
+// ReadLedger proves what the journal proves and leaves the file as it is, however much a
+// compaction would shorten it: an agent may be appending to it.
+func TestReadLedgerChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "owned")
+	lb := LoadBalancer{ID: "LB-1", PortMapping: PortMapping{Protocol: ProtocolTCP, InternalPort: 80, ExternalPort: 80}}
+	journal := fmt.Sprintf("+L LB-1 %s\n+L LB-2 %s\n-L LB-2\n", fingerprint(lb), fingerprint(lb))
+	if err := os.WriteFile(path, []byte(journal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !NewOwned(nil, l).OwnsLoadBalancer(lb) || l.Has("LB-2") {
+		t.Errorf("read ledger: owns LB-1 %v, has LB-2 %v; want true, false", NewOwned(nil, l).OwnsLoadBalancer(lb), l.Has("LB-2"))
+	}
+	if err := l.Forget("LB-1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != journal {
+		t.Errorf("the journal changed:\n%s", b)
+	}
+	if l, err := ReadLedger(filepath.Join(t.TempDir(), "missing")); err != nil || len(l.IDs()) != 0 {
+		t.Errorf("a missing ledger reads as %v, %v; want empty", l, err)
+	}
+}

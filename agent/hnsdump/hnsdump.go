@@ -62,16 +62,47 @@ func addr(a netip.Addr, empty string) string {
 
 // LoadBalancers writes one line per load balancer, sorted by VIP and port: frontend, ports,
 // protocol, flags, source VIP, distribution and the backends' IPs (an ID that no endpoint has is
-// printed as the ID with a '?').
+// printed as the ID with a '?'). It is the compact view of make demo; `hns dump` adds IDs and
+// owners (Dump.Tables).
 func LoadBalancers(w io.Writer, lbs []hns.LoadBalancer, endpoints []hns.Endpoint) error {
-	ips := map[string]string{}
-	for _, ep := range endpoints {
-		var s []string
-		for _, ip := range ep.IPs {
-			s = append(s, ip.String())
-		}
-		ips[strings.ToUpper(ep.ID)] = strings.Join(s, "+")
+	ips := endpointIPs(endpoints)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VIP\tPORTS\tPROTO\tFLAGS\tPORT FLAGS\tSOURCE VIP\tAFFINITY\tBACKENDS")
+	for _, lb := range sortLoadBalancers(lbs) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", lbCells(lb, ips)...)
 	}
+	return tw.Flush()
+}
+
+// Endpoints writes one line per endpoint: name, IPs, local or remote, MAC and provider address.
+func Endpoints(w io.Writer, endpoints []hns.Endpoint) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tIPS\tKIND\tMAC\tPROVIDER ADDRESS")
+	for _, ep := range sortEndpoints(endpoints) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", endpointCells(ep)...)
+	}
+	return tw.Flush()
+}
+
+// endpointIPs maps each endpoint's ID, upper-cased (HNS keeps no case), to its IPs joined by '+'.
+func endpointIPs(endpoints []hns.Endpoint) map[string]string {
+	ips := make(map[string]string, len(endpoints))
+	for _, ep := range endpoints {
+		ips[strings.ToUpper(ep.ID)] = joinIPs(ep.IPs, "+")
+	}
+	return ips
+}
+
+func joinIPs(ips []netip.Addr, sep string) string {
+	s := make([]string, len(ips))
+	for i, ip := range ips {
+		s[i] = ip.String()
+	}
+	return strings.Join(s, sep)
+}
+
+// sortLoadBalancers orders load balancers by VIP, then port, then ID.
+func sortLoadBalancers(lbs []hns.LoadBalancer) []hns.LoadBalancer {
 	sorted := slices.Clone(lbs)
 	slices.SortFunc(sorted, func(a, b hns.LoadBalancer) int {
 		if c := a.VIP().Compare(b.VIP()); c != 0 {
@@ -82,32 +113,11 @@ func LoadBalancers(w io.Writer, lbs []hns.LoadBalancer, endpoints []hns.Endpoint
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VIP\tPORTS\tPROTO\tFLAGS\tPORT FLAGS\tSOURCE VIP\tAFFINITY\tBACKENDS")
-	for _, lb := range sorted {
-		var backends []string
-		for _, id := range lb.BackendEndpointIDs {
-			if ip, ok := ips[strings.ToUpper(id)]; ok {
-				backends = append(backends, ip)
-			} else {
-				backends = append(backends, id+"?")
-			}
-		}
-		slices.Sort(backends)
-		affinity := "-"
-		if lb.PortMapping.DistributionType == hns.DistributionSourceIP {
-			affinity = "ClientIP"
-		}
-		fmt.Fprintf(tw, "%s\t%d->%d\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			addr(lb.VIP(), "(node ports)"), lb.PortMapping.ExternalPort, lb.PortMapping.InternalPort,
-			hns.ProtocolName(lb.PortMapping.Protocol), Flags(lb), PortFlags(lb.PortMapping.Flags),
-			addr(lb.SourceVIP, "-"), affinity, orDash(strings.Join(backends, ",")))
-	}
-	return tw.Flush()
+	return sorted
 }
 
-// Endpoints writes one line per endpoint: name, IPs, local or remote, MAC and provider address.
-func Endpoints(w io.Writer, endpoints []hns.Endpoint) error {
+// sortEndpoints puts local endpoints before remote ones, each by first IP, then ID.
+func sortEndpoints(endpoints []hns.Endpoint) []hns.Endpoint {
 	sorted := slices.Clone(endpoints)
 	slices.SortFunc(sorted, func(a, b hns.Endpoint) int {
 		if a.Remote != b.Remote {
@@ -123,18 +133,37 @@ func Endpoints(w io.Writer, endpoints []hns.Endpoint) error {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tIPS\tKIND\tMAC\tPROVIDER ADDRESS")
-	for _, ep := range sorted {
-		var s []string
-		for _, ip := range ep.IPs {
-			s = append(s, ip.String())
+	return sorted
+}
+
+// lbCells are a load balancer's VIP, ports, protocol, flags, port flags, source VIP, affinity
+// and backends, for a table row.
+func lbCells(lb hns.LoadBalancer, ips map[string]string) []any {
+	backends := make([]string, 0, len(lb.BackendEndpointIDs))
+	for _, id := range lb.BackendEndpointIDs {
+		if ip, ok := ips[strings.ToUpper(id)]; ok {
+			backends = append(backends, ip)
+		} else {
+			backends = append(backends, id+"?")
 		}
-		kind := "local"
-		if ep.Remote {
-			kind = "remote"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(ep.Name), orDash(strings.Join(s, ",")), kind, orDash(ep.MAC), addr(ep.ProviderAddress, "-"))
 	}
-	return tw.Flush()
+	slices.Sort(backends)
+	affinity := "-"
+	if lb.PortMapping.DistributionType == hns.DistributionSourceIP {
+		affinity = "ClientIP"
+	}
+	return []any{
+		addr(lb.VIP(), "(node ports)"), fmt.Sprintf("%d->%d", lb.PortMapping.ExternalPort, lb.PortMapping.InternalPort),
+		hns.ProtocolName(lb.PortMapping.Protocol), Flags(lb), PortFlags(lb.PortMapping.Flags),
+		addr(lb.SourceVIP, "-"), affinity, orDash(strings.Join(backends, ",")),
+	}
+}
+
+// endpointCells are an endpoint's name, IPs, kind (local or remote), MAC and provider address.
+func endpointCells(ep hns.Endpoint) []any {
+	kind := "local"
+	if ep.Remote {
+		kind = "remote"
+	}
+	return []any{orDash(ep.Name), orDash(joinIPs(ep.IPs, ",")), kind, orDash(ep.MAC), addr(ep.ProviderAddress, "-")}
 }

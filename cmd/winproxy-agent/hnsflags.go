@@ -14,6 +14,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/hnsdump"
 )
 
 // hnsFlags select the HNS the agent talks to: the host's (Windows) or a simulated host persisted
@@ -42,6 +43,8 @@ type host struct {
 	windowsBuild string
 	// hostMAC returns the MAC of the interface holding ip.
 	hostMAC func(ip netip.Addr) string
+	// simulated is set for the HNS simulator, whose host has no real interfaces.
+	simulated bool
 	// close releases the host (and ledger); nothing is left unwritten by then, so it reports no
 	// error.
 	close func()
@@ -65,7 +68,7 @@ func (f *hnsFlags) open() (*host, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: simulatedHostMAC, close: func() { _ = s.Close() }}, nil
+		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: sim.HostMAC, simulated: true, close: func() { _ = s.Close() }}, nil
 	case "windows":
 		c, build, err := openWindowsHNS()
 		if err != nil {
@@ -95,8 +98,8 @@ func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
 	return nil, nil, err
 }
 
-// ledgerPath is where the agent records the HNS objects it created.
-func (f *hnsFlags) ledgerPath() (string, error) {
+// ledgerFile is where the agent records the HNS objects it created; it changes nothing on disk.
+func (f *hnsFlags) ledgerFile() (string, error) {
 	dir := f.stateDir
 	switch {
 	case dir != "":
@@ -107,6 +110,16 @@ func (f *hnsFlags) ledgerPath() (string, error) {
 	default:
 		return "", errors.New("--state-dir is required")
 	}
+	return filepath.Join(dir, "owned.ledger"), nil
+}
+
+// ledgerPath is ledgerFile, its folder created and, on Windows, restricted.
+func (f *hnsFlags) ledgerPath() (string, error) {
+	path, err := f.ledgerFile()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -115,32 +128,32 @@ func (f *hnsFlags) ledgerPath() (string, error) {
 	if err := hns.SecureLedgerDir(dir); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "owned.ledger"), nil
+	return path, nil
 }
 
-// simulatedHostMAC gives a simulated host a stable Hyper-V style MAC derived from its node IP.
-func simulatedHostMAC(ip netip.Addr) string {
-	b := ip.As16()
-	return fmt.Sprintf("00-15-5d-%02x-%02x-%02x", b[13], b[14], b[15])
+// hostInterfaces lists the host's network interfaces that have a MAC, with their addresses.
+func hostInterfaces() []hnsdump.Interface {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []hnsdump.Interface
+	for _, iface := range ifaces {
+		addrs, err := iface.Addrs()
+		if err != nil || len(iface.HardwareAddr) == 0 {
+			continue
+		}
+		i := hnsdump.Interface{MAC: strings.ReplaceAll(iface.HardwareAddr.String(), ":", "-")}
+		for _, a := range addrs {
+			if prefix, err := netip.ParsePrefix(a.String()); err == nil {
+				i.IPs = append(i.IPs, prefix.Addr())
+			}
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // interfaceMAC finds the MAC of the host interface that holds ip, as kube-proxy does for the
 // overlay source-VIP endpoint.
-func interfaceMAC(ip netip.Addr) string {
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		return ""
-	}
-	for _, iface := range ifaces {
-		addrs, err := iface.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if prefix, err := netip.ParsePrefix(a.String()); err == nil && prefix.Addr() == ip {
-				return strings.ReplaceAll(iface.HardwareAddr.String(), ":", "-")
-			}
-		}
-	}
-	return ""
-}
+func interfaceMAC(ip netip.Addr) string { return hnsdump.InterfaceMAC(hostInterfaces(), ip) }

@@ -176,3 +176,10 @@ func (s *Sim) Snapshot() (State, error) {
 	})
 	return st, err
 }
+
+// HostMAC is the MAC of the simulated host's interface holding ip: a simulated host has no
+// interfaces, so every node IP gets a stable Hyper-V style MAC derived from it.
+func HostMAC(ip netip.Addr) string {
+	b := ip.As16()
+	return fmt.Sprintf("00-15-5d-%02x-%02x-%02x", b[13], b[14], b[15])
+}
