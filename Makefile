@@ -51,6 +51,8 @@ demo: $(K8S_TOOLS_TARGET) build ## Run the whole system on this machine: control
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs (config/crd/bases) and RBAC (config/rbac) from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	@# Descriptions as paragraphs, not Go comments wrapped at 100 columns: kubectl explain prints them as they are.
+	go run ./hack/crddesc config/crd/bases/*.yaml
 	@# The chart renders the CRDs and both ClusterRoles from verbatim copies, so they cannot drift.
 	rm -f $(CHART_DIR)/files/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART_DIR)/files/crds/
 	cp config/rbac/role.yaml $(CHART_DIR)/files/rbac/manager-role.yaml

@@ -145,6 +145,35 @@ func TestExplainShowsFieldDocs(t *testing.T) {
 	if !strings.Contains(out, "observedHash") {
 		t.Errorf("kubectl explain wpn.status does not document observedHash:\n%s", out)
 	}
+	// The CRDs' descriptions are paragraphs (hack/crddesc), so kubectl's own wrapping at 76
+	// columns fills every line but the last: no sentence breaks where a Go comment was wrapped.
+	for _, field := range []string{"wpc.spec.dsr.enabled", "wpc.spec.featureGates", "wpn.spec.proxy.healthCheck.port"} {
+		description := section(kubectl(t, "explain", field), "DESCRIPTION:")
+		for i, line := range description[:max(len(description)-1, 0)] {
+			if len(line) < 60 {
+				t.Errorf("kubectl explain %s breaks its description after line %d:\n%s", field, i+1, strings.Join(description, "\n"))
+				break
+			}
+		}
+	}
+}
+
+// section returns the trimmed lines of the section of kubectl explain's output that starts with
+// header, up to the next blank line.
+func section(out, header string) []string {
+	var lines []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.TrimSpace(line) == header:
+			in = true
+		case in && strings.TrimSpace(line) == "":
+			return lines
+		case in:
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return lines
 }
 
 func contains(fields []string, s string) bool {
