@@ -177,7 +177,8 @@ func TestFleetResolvesPerNodeVersion(t *testing.T) {
 	for name, want := range map[string]map[string]bool{
 		"fleet-114": {"WinDSR": true, "WinOverlay": false, "AllowServiceExternalIPs": true},
 		"fleet-120": {"WinDSR": true, "WinOverlay": true, "AllowServiceExternalIPs": true},
-		"fleet-137": {"WinDSR": true, "WinOverlay": true, "AllowServiceExternalIPs": true},
+		"fleet-133": {"WinDSR": true, "WinOverlay": true, "AllowServiceExternalIPs": true, "PreferSameTrafficDistribution": false},
+		"fleet-137": {"WinDSR": true, "WinOverlay": true, "AllowServiceExternalIPs": true, "PreferSameTrafficDistribution": true},
 	} {
 		if diff := cmp.Diff(want, ws[name].Spec.Proxy.FeatureGates); diff != "" {
 			t.Errorf("%s featureGates (-want,+got):\n%s", name, diff)

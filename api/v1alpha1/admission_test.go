@@ -48,6 +48,7 @@ dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
 rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+topologyAwareRouting: true
 `
 
 func wpcCases() []admissionCase {
@@ -67,26 +68,30 @@ overlay: {sourceVIP: {strategy: Endpoint, endpoint: {name: Calico_ep}}}
 dualStack: {enabled: true}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+topologyAwareRouting: true`},
 		{name: "create strategy without parameters is accepted", spec: overlay(`{strategy: Create}`)},
 		{name: "create strategy defaults offsetFromEnd to 1", spec: overlay(`{strategy: Create, create: {}}`), wantSpec: overlay(`{strategy: Create, create: {offsetFromEnd: 1}}`) + `
 dsr: {enabled: false}
 dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+topologyAwareRouting: true`},
 		{name: "static strategy defaults the node annotation", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`), wantSpec: overlay(`{strategy: Static, static: {nodeAnnotation: winproxy.io/source-vip, addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`) + `
 dsr: {enabled: false}
 dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}`},
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+topologyAwareRouting: true`},
 		{name: "percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 25%}"},
 		{name: "100 percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 100%}"},
 		{name: "known feature gates are accepted", spec: "network: {name: cbr0}\nfeatureGates: {WinDSR: true, WinOverlay: true, AllowServiceExternalIPs: false}"},
 		{name: "minPeriod equal to period is accepted", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 5}"},
 		{name: "minPeriod zero is accepted", spec: "network: {name: cbr0}\nsync: {periodSeconds: 5, minPeriodSeconds: 0}"},
 		{name: "node selector is accepted", spec: "network: {name: cbr0}\nnodeSelector: {matchLabels: {pool: win}}"},
+		{name: "topologyAwareRouting false is kept", spec: "network: {name: cbr0}\ntopologyAwareRouting: false", wantSpec: strings.Replace(minimalDefaults, "topologyAwareRouting: true", "topologyAwareRouting: false", 1)},
 
 		{name: "network is required", spec: `dsr: {enabled: true}`, wantErr: []string{`spec.network: Required value`}},
 		{name: "network name is required", spec: `network: {type: L2Bridge}`, wantErr: []string{`spec.network.name: Required value`}},

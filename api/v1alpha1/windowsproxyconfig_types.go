@@ -101,6 +101,20 @@ type WindowsProxyConfigSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Rollout RolloutSpec `json:"rollout,omitzero"`
+
+	// topologyAwareRouting makes each node honour the topology hints of EndpointSlices, as
+	// kube-proxy does on Linux nodes and winkernel does not: the hints the EndpointSlice
+	// controller writes for a Service's trafficDistribution (PreferSameZone, PreferClose,
+	// PreferSameNode) or its service.kubernetes.io/topology-mode: Auto annotation. A node then
+	// sends the traffic of the Service's cluster-wide load balancers (ClusterIP, and node-port,
+	// external-IP and ingress ones under externalTrafficPolicy: Cluster) to the endpoints hinted
+	// for its zone (its topology.kubernetes.io/zone label) or for itself, and falls back to every
+	// endpoint exactly when kube-proxy does. Services without hints are not affected. False
+	// programs what winkernel programs. Default true: hints exist only when a Service asks for
+	// them, and then Windows nodes route as the Linux nodes of the same cluster.
+	// +optional
+	// +kubebuilder:default=true
+	TopologyAwareRouting *bool `json:"topologyAwareRouting,omitempty"`
 }
 
 // NetworkSpec names the HNS network the agent programs.

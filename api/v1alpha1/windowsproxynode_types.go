@@ -101,6 +101,12 @@ type ResolvedProxyConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+
+	// topologyAwareRouting is the config's topologyAwareRouting (true when unset): the node
+	// honours EndpointSlice topology hints. Hints for a node (PreferSameNode) also need the
+	// PreferSameTrafficDistribution gate in effect at the node's version, as in kube-proxy.
+	// +optional
+	TopologyAwareRouting bool `json:"topologyAwareRouting"`
 }
 
 // WindowsProxyNodeSpec is written by the controller only.
@@ -279,6 +285,16 @@ type WindowsProxyNodeStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	RemoteEndpoints int32 `json:"remoteEndpoints,omitempty"`
+
+	// topologyRoutedServices is the number of Services whose load balancers on this node follow
+	// EndpointSlice topology hints (same zone or same node) rather than spreading over every
+	// endpoint. A Service with hints that this node cannot use (no hint for its zone, an endpoint
+	// without a hint, no zone label) is not counted: like kube-proxy, the node uses every
+	// endpoint.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	TopologyRoutedServices int32 `json:"topologyRoutedServices,omitempty"`
 
 	// healthCheck says where the node answers the health checks of cloud load balancers.
 	// +optional

@@ -143,6 +143,9 @@ func Resolve(spec *winproxyv1alpha1.WindowsProxyConfigSpec, node *corev1.Node, o
 		NodeIPs:           internalIPs(node),
 		PodCIDRs:          podCIDRs(node),
 		KubernetesVersion: at,
+		// Unset is on: the CRD defaults it, and objects written before the field existed get the
+		// same as new ones.
+		TopologyAwareRouting: spec.TopologyAwareRouting == nil || *spec.TopologyAwareRouting,
 	}
 	if spec.Overlay != nil {
 		vip, verr := sourceVIP(&spec.Overlay.SourceVIP, node, spec.Network.Type == winproxyv1alpha1.NetworkTypeOverlay)

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,6 +86,8 @@ func want(minor string, g map[string]bool, mutate ...func(*winproxyv1alpha1.Reso
 		NodeIPs:           []string{"192.168.0.10", "fd00::10"},
 		PodCIDRs:          []string{"10.244.1.0/24", "fd00:10:244:1::/64"},
 		KubernetesVersion: minor,
+		// Unset in the spec is on.
+		TopologyAwareRouting: true,
 	}
 	for _, m := range mutate {
 		m(r)
@@ -92,8 +95,14 @@ func want(minor string, g map[string]bool, mutate ...func(*winproxyv1alpha1.Reso
 	return r
 }
 
-func gatesAt(dsr, overlay bool) map[string]bool {
-	return map[string]bool{"WinDSR": dsr, "WinOverlay": overlay, "AllowServiceExternalIPs": true}
+// gatesAt are the effective gates the agent reads at a minor version, with WinDSR and WinOverlay
+// as given; PreferSameTrafficDistribution exists from 1.33, alpha (off) there and on from 1.34.
+func gatesAt(minor string, dsr, overlay bool) map[string]bool {
+	g := map[string]bool{"WinDSR": dsr, "WinOverlay": overlay, "AllowServiceExternalIPs": true}
+	if m, _ := strconv.Atoi(strings.TrimPrefix(minor, "1.")); m >= 33 {
+		g["PreferSameTrafficDistribution"] = m >= 34
+	}
+	return g
 }
 
 func TestResolve(t *testing.T) {
@@ -108,31 +117,44 @@ func TestResolve(t *testing.T) {
 		wantMsg    string
 	}{
 		// Defaults by version: the effective gates are rendered for the agent.
-		{name: "1.14 defaults", spec: spec(), node: node("n", "v1.14.10"), want: want("1.14", gatesAt(false, false))},
-		{name: "1.20 defaults", spec: spec(), node: node("n", "v1.20.0"), want: want("1.20", gatesAt(false, true))},
-		{name: "1.32 defaults", spec: spec(), node: node("n", "v1.32.4"), want: want("1.32", gatesAt(false, true))},
-		{name: "1.33 defaults", spec: spec(), node: node("n", "v1.33.2"), want: want("1.33", gatesAt(true, true))},
-		{name: "1.34 defaults, vendor suffix", spec: spec(), node: node("n", "v1.34.0-eks-113cf36"), want: want("1.34", gatesAt(true, true))},
-		{name: "1.37 defaults", spec: spec(), node: node("n", "v1.37.2"), want: want("1.37", gatesAt(true, true))},
+		{name: "1.14 defaults", spec: spec(), node: node("n", "v1.14.10"), want: want("1.14", gatesAt("1.14", false, false))},
+		{name: "1.20 defaults", spec: spec(), node: node("n", "v1.20.0"), want: want("1.20", gatesAt("1.20", false, true))},
+		{name: "1.32 defaults", spec: spec(), node: node("n", "v1.32.4"), want: want("1.32", gatesAt("1.32", false, true))},
+		{name: "1.33 defaults", spec: spec(), node: node("n", "v1.33.2"), want: want("1.33", gatesAt("1.33", true, true))},
+		{name: "1.34 defaults, vendor suffix", spec: spec(), node: node("n", "v1.34.0-eks-113cf36"), want: want("1.34", gatesAt("1.34", true, true))},
+		{name: "1.37 defaults", spec: spec(), node: node("n", "v1.37.2"), want: want("1.37", gatesAt("1.37", true, true))},
 
 		// DSR needs WinDSR in effect.
 		{name: "1.14 DSR without gate", spec: spec(dsr), node: node("n", "v1.14.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
 			wantMsg: "WinDSR feature gate not enabled (dsr.enabled needs spec.featureGates.WinDSR: true on Kubernetes 1.14 nodes)"},
 		{name: "1.14 DSR with gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.14.0"),
-			want: want("1.14", gatesAt(true, false), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+			want: want("1.14", gatesAt("1.14", true, false), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
 		{name: "1.13 DSR has no gate", spec: spec(dsr), node: node("n", "v1.13.5"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
 			wantMsg: "WinDSR feature gate not enabled (Kubernetes 1.13 has no WinDSR gate; upgrade the node)"},
 		{name: "1.32 DSR without gate", spec: spec(dsr), node: node("n", "v1.32.1"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
 			wantMsg: "WinDSR feature gate not enabled (dsr.enabled needs spec.featureGates.WinDSR: true on Kubernetes 1.32 nodes)"},
 		{name: "1.32 DSR with gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.32.1"),
-			want: want("1.32", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+			want: want("1.32", gatesAt("1.32", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
 		{name: "1.33 DSR by default", spec: spec(dsr), node: node("n", "v1.33.0"),
-			want: want("1.33", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+			want: want("1.33", gatesAt("1.33", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
 		{name: "1.34 DSR with explicit GA gate", spec: spec(dsr, gates(map[string]bool{"WinDSR": true})), node: node("n", "v1.34.1"),
-			want: want("1.34", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+			want: want("1.34", gatesAt("1.34", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.EnableDSR = true })},
+
+		// Topology-aware routing: on unless turned off.
+		{name: "topologyAwareRouting false", spec: spec(func(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.TopologyAwareRouting = new(false) }),
+			node: node("n", "v1.37.2"),
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) { r.TopologyAwareRouting = false })},
+		{name: "topologyAwareRouting true", spec: spec(func(s *winproxyv1alpha1.WindowsProxyConfigSpec) { s.TopologyAwareRouting = new(true) }),
+			node: node("n", "v1.32.4"), want: want("1.32", gatesAt("1.32", false, true))},
+		{name: "PreferSameTrafficDistribution on at 1.33", spec: spec(gates(map[string]bool{"PreferSameTrafficDistribution": true})), node: node("n", "v1.33.2"),
+			want: want("1.33", func() map[string]bool {
+				g := gatesAt("1.33", true, true)
+				g["PreferSameTrafficDistribution"] = true
+				return g
+			}())},
 
 		// Locked and unknown gates.
-		{name: "1.33 WinDSR=false accepted", spec: spec(gates(map[string]bool{"WinDSR": false})), node: node("n", "v1.33.0"), want: want("1.33", gatesAt(false, true))},
+		{name: "1.33 WinDSR=false accepted", spec: spec(gates(map[string]bool{"WinDSR": false})), node: node("n", "v1.33.0"), want: want("1.33", gatesAt("1.33", false, true))},
 		{name: "1.34 WinDSR=false locked", spec: spec(gates(map[string]bool{"WinDSR": false})), node: node("n", "v1.34.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateLocked,
 			wantMsg: "cannot set feature gate WinDSR to false, feature is locked to true (node runs Kubernetes 1.34; remove the gate from spec.featureGates)"},
 		{name: "1.37 WinOverlay=false locked", spec: spec(gates(map[string]bool{"WinOverlay": false})), node: node("n", "v1.37.2"), wantReason: winproxyv1alpha1.ReasonFeatureGateLocked,
@@ -143,7 +165,7 @@ func TestResolve(t *testing.T) {
 		// Overlay needs WinOverlay in effect.
 		{name: "1.14 overlay without gate", spec: spec(overlay(createVIP)), node: node("n", "v1.14.0"), wantReason: winproxyv1alpha1.ReasonFeatureGateDisabled,
 			wantMsg: "WinOverlay feature gate not enabled (network.type Overlay needs spec.featureGates.WinOverlay: true on Kubernetes 1.14 nodes)"},
-		{name: "1.20 overlay create", spec: spec(overlay(createVIP)), node: node("n", "v1.20.3"), want: want("1.20", gatesAt(false, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+		{name: "1.20 overlay create", spec: spec(overlay(createVIP)), node: node("n", "v1.20.3"), want: want("1.20", gatesAt("1.20", false, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 			r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 			r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Address: "10.244.1.254"}
 		})},
@@ -151,7 +173,7 @@ func TestResolve(t *testing.T) {
 		// Source VIP inputs.
 		{name: "create offset 10", spec: spec(overlay(winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Create: &winproxyv1alpha1.SourceVIPCreate{OffsetFromEnd: 10}})),
 			node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.0.0/16"} }),
-			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 				r.PodCIDRs = []string{"10.244.0.0/16"}
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate, Address: "10.244.255.245"}
@@ -163,18 +185,18 @@ func TestResolve(t *testing.T) {
 			wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
 			wantMsg:    "source-vip flag not set: node has no IPv4 pod CIDR to reserve the source VIP from (spec.podCIDRs is empty)"},
 		{name: "create without pod CIDR on Auto is left to the agent", spec: spec(overlay(createVIP), auto), node: node("n", "v1.37.0", func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
-			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeAuto
 				r.PodCIDRs = nil
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyCreate}
 			})},
 		{name: "static from annotation", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("10.244.1.2")),
-			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.2"}
 			})},
 		{name: "static list wins over annotation", spec: spec(overlay(staticVIP)), node: node("listed", "v1.37.0", annotated("10.244.1.2")),
-			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.3"}
 			})},
@@ -183,7 +205,7 @@ func TestResolve(t *testing.T) {
 		{name: "static invalid", spec: spec(overlay(staticVIP), auto), node: node("n", "v1.37.0", annotated("fd00::1")), wantReason: winproxyv1alpha1.ReasonSourceVIPUnavailable,
 			wantMsg: `source VIP "fd00::1" from node annotation winproxy.io/source-vip is not an IPv4 address: overlay networks are IPv4 only`},
 		{name: "endpoint", spec: spec(overlay(winproxyv1alpha1.SourceVIPSpec{Strategy: winproxyv1alpha1.SourceVIPStrategyEndpoint, Endpoint: &winproxyv1alpha1.SourceVIPEndpoint{Name: "Calico_ep"}})),
-			node: node("n", "v1.33.0"), want: want("1.33", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			node: node("n", "v1.33.0"), want: want("1.33", gatesAt("1.33", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyEndpoint, EndpointName: "Calico_ep"}
 			})},
@@ -214,7 +236,7 @@ func TestResolve(t *testing.T) {
 			wantMsg:    "source VIP 10.244.1.254 is already held by Service default/web; give the node an unused unicast address of its pod CIDR that the CNI's IPAM never hands out"},
 		{name: "static annotation nobody holds", spec: spec(overlay(staticVIP)), node: node("n", "v1.37.0", annotated("10.244.1.2")),
 			holder: func(netip.Addr) string { return "" },
-			want: want("1.37", gatesAt(true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
+			want: want("1.37", gatesAt("1.37", true, true), func(r *winproxyv1alpha1.ResolvedProxyConfig) {
 				r.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 				r.SourceVIP = &winproxyv1alpha1.ResolvedSourceVIP{Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Address: "10.244.1.2"}
 			})},
@@ -257,8 +279,8 @@ func TestResolve(t *testing.T) {
 }
 
 func TestHashIsStableAndContentBased(t *testing.T) {
-	a := want("1.37", gatesAt(true, true))
-	b := want("1.37", map[string]bool{"AllowServiceExternalIPs": true, "WinOverlay": true, "WinDSR": true})
+	a := want("1.37", gatesAt("1.37", true, true))
+	b := want("1.37", map[string]bool{"PreferSameTrafficDistribution": true, "AllowServiceExternalIPs": true, "WinOverlay": true, "WinDSR": true})
 	if Hash(a) != Hash(b) {
 		t.Errorf("equal configs hash differently: %s != %s", Hash(a), Hash(b))
 	}

@@ -28,6 +28,9 @@ const (
 	WinOverlay = "WinOverlay"
 	// AllowServiceExternalIPs makes kube-proxy honour Service externalIPs.
 	AllowServiceExternalIPs = "AllowServiceExternalIPs"
+	// PreferSameTrafficDistribution makes kube-proxy honour EndpointSlice hints for nodes
+	// (trafficDistribution: PreferSameNode).
+	PreferSameTrafficDistribution = "PreferSameTrafficDistribution"
 
 	// allAlpha and allBeta set every alpha (beta) gate that is not set explicitly.
 	allAlpha = "AllAlpha"
@@ -36,7 +39,7 @@ const (
 
 // agentGates are the gates whose values Effective reports: the ones a Windows proxy reads. The
 // others are only validated, so that a node's resolved config stays small.
-var agentGates = []string{WinDSR, WinOverlay, AllowServiceExternalIPs}
+var agentGates = []string{WinDSR, WinOverlay, AllowServiceExternalIPs, PreferSameTrafficDistribution}
 
 // Stage is a gate's maturity at some version.
 type Stage string
