@@ -32,8 +32,10 @@ import (
 // Applier holds the bookkeeping of what it programmed. It is not safe for
 // concurrent use; one sync runs at a time.
 type Applier struct {
+	// raw and owned reach HNS through the model, which sees every write.
 	raw   hns.Client
 	owned *hns.Owned
+	model *model
 	clock clock.PassiveClock
 	base  time.Duration
 	max   time.Duration
@@ -75,8 +77,9 @@ func WithBackoff(base, max time.Duration) Option {
 // how the new process recognises those that differ from what it wants now
 // (it adopts identical ones even without it).
 func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
+	m := &model{Client: c}
 	a := &Applier{
-		raw: c, owned: hns.NewOwned(c, ledger), clock: clock.RealClock{},
+		raw: m, owned: hns.NewOwned(m, ledger), model: m, clock: clock.RealClock{},
 		// A failed object is retried within seconds, not a sync period: a fault that is gone must
 		// not leave a service without its load balancer for minutes.
 		base: time.Second, max: 10 * time.Second,
@@ -101,6 +104,39 @@ type Observation struct {
 // (once) the HNS version: three or four reads, no writes. A missing network
 // is not an error (View.Found is false); HNS not running is.
 func (a *Applier) Observe(ctx context.Context, networkName, hostMAC string) (*Observation, error) {
+	o, err := a.observe(ctx, networkName, hostMAC)
+	if err != nil || !o.View.Found {
+		a.model.forget()
+	} else {
+		a.model.listed(o.View.Network, o.View.Endpoints, o.LoadBalancers)
+	}
+	return o, err
+}
+
+// Recall is what Observe would read if nothing but the applier changed
+// the endpoints and load balancers since the last Observe: that
+// observation with the applier's own writes applied. It reads only the
+// network (one object, not a list: its remote-subnet routes follow the
+// CNI). False when there is nothing to trust: no Observe found the network
+// yet, a write since failed (which leaves HNS in a state only a list can
+// tell), or the network is not the one listed. The agent recalls for syncs
+// a change triggered and observes on its own period, which is how it
+// finds what others changed (drift). The observation is read-only.
+func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Observation, bool) {
+	listed, eps, lbs, ok := a.model.recall()
+	if !ok || a.version == nil {
+		return nil, false
+	}
+	network, err := a.raw.GetNetworkByName(ctx, networkName)
+	if err != nil || !strings.EqualFold(network.ID, listed.ID) {
+		return nil, false
+	}
+	o := &Observation{Version: *a.version, LoadBalancers: lbs}
+	o.View = engine.HNSView{Found: true, Network: network, Endpoints: eps, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}
+	return o, true
+}
+
+func (a *Applier) observe(ctx context.Context, networkName, hostMAC string) (*Observation, error) {
 	if a.version == nil {
 		v, err := a.raw.Version(ctx)
 		if err != nil {

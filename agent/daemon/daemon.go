@@ -103,6 +103,8 @@ type agent struct {
 	lastHealth  healthReport
 	lastFailed  bool
 	limiter     eventLimiter
+	// lastListed is when HNS was last listed (Observe): drift detection is due a period later.
+	lastListed time.Time
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -381,13 +383,11 @@ func (a *agent) sync(ctx context.Context) error {
 	// Changes reach the engine whether or not HNS answers: service health checks report
 	// endpoints, which do not depend on HNS.
 	a.drainPending()
-	obs, err := a.applier.Observe(ctx, cfg.Network.Name, a.hostMAC(cfg, node))
+	obs, desired, err := a.compute(ctx, cfg, node, others, period)
 	if err != nil {
 		report.hnsErr, syncErr = err, err
 		a.metrics.Syncs.WithLabelValues("skipped").Inc()
 	} else {
-		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
-		desired := a.engine.Desired()
 		report.effective = desired.Effective
 		report.problems = desired.Problems()
 		report.version = obs.Version
@@ -417,6 +417,57 @@ func (a *agent) sync(ctx context.Context) error {
 	// status's business, not a reason to hold back a DaemonSet rollout.
 	a.ready.Store(syncErr == nil)
 	return syncErr
+}
+
+// compute reads HNS, or recalls it (hnsState), and brings the engine's result up to date.
+func (a *agent) compute(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, others []*corev1.Node, period time.Duration) (*apply.Observation, *engine.Desired, error) {
+	mac := a.hostMAC(cfg, node)
+	obs, recalled, err := a.hnsState(ctx, cfg.Network.Name, mac, period)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
+	desired := a.engine.Desired()
+	if recalled && missesLocalEndpoint(desired) {
+		// A pod's HNS endpoint is the CNI's, which only a list shows; a new local pod's is in HNS
+		// by the time its EndpointSlice names it.
+		if obs, err = a.observe(ctx, cfg.Network.Name, mac); err != nil {
+			return nil, nil, err
+		}
+		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
+		desired = a.engine.Desired()
+	}
+	return obs, desired, nil
+}
+
+// hnsState is what a sync starts from. HNS is listed once per sync period, which is how the agent
+// finds what others changed (drift); in between, a sync a change triggered starts from what the
+// applier recalls of the last list and its own writes since, and so lists nothing: on Windows a
+// list opens and queries every object, the bulk of a sync's cost at scale. Recalled is false
+// when HNS was listed.
+func (a *agent) hnsState(ctx context.Context, network, mac string, period time.Duration) (obs *apply.Observation, recalled bool, err error) {
+	// Nine tenths: the periodic sync comes a period after the last sync started, not after the
+	// last list; it must not miss the list by a hair.
+	if a.opts.Clock.Since(a.lastListed) < period*9/10 {
+		if obs, ok := a.applier.Recall(ctx, network, mac); ok {
+			return obs, true, nil
+		}
+	}
+	obs, err = a.observe(ctx, network, mac)
+	return obs, false, err
+}
+
+func (a *agent) observe(ctx context.Context, network, mac string) (*apply.Observation, error) {
+	obs, err := a.applier.Observe(ctx, network, mac)
+	if err == nil {
+		a.lastListed = a.opts.Clock.Now()
+	}
+	return obs, err
+}
+
+// missesLocalEndpoint reports a local endpoint the engine found no HNS endpoint for.
+func missesLocalEndpoint(d *engine.Desired) bool {
+	return slices.ContainsFunc(d.Problems(), func(p engine.Problem) bool { return p.Reason == v1alpha1.ReasonLocalEndpointNotFound })
 }
 
 // apiTimeout bounds the API calls of one sync.

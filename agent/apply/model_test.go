@@ -1,0 +1,134 @@
+package apply
+
+import (
+	"cmp"
+	"context"
+	"net/netip"
+	"slices"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+)
+
+// recalledSync runs a sync the way the agent runs one a change triggered:
+// from Recall, not Observe.
+func (h *host) recalledSync() (Result, sim.Counts) {
+	h.t.Helper()
+	h.sim.Reset()
+	o, ok := h.app.Recall(context.Background(), netName, hostMAC)
+	if !ok {
+		h.t.Fatal("nothing to recall")
+	}
+	r, err := h.app.Apply(context.Background(), o, h.desired(o.View))
+	if err != nil {
+		h.t.Fatalf("sync: %v", err)
+	}
+	return r, h.sim.Counts()
+}
+
+// sameAsListed fails unless Recall returns exactly what HNS would list.
+func (h *host) sameAsListed() {
+	h.t.Helper()
+	o, ok := h.app.Recall(context.Background(), netName, hostMAC)
+	if !ok {
+		h.t.Fatal("nothing to recall")
+	}
+	net, err := h.sim.GetNetworkByName(context.Background(), netName)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	eps, err := h.sim.ListEndpoints(context.Background(), net.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	lbs, err := h.sim.ListLoadBalancers(context.Background())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	addrs := cmpopts.EquateComparable(netip.Addr{})
+	byEPID := func(a, b hns.Endpoint) int { return cmp.Compare(a.ID, b.ID) }
+	byLBID := func(a, b hns.LoadBalancer) int { return cmp.Compare(a.ID, b.ID) }
+	if diff := gocmp.Diff(slices.SortedFunc(slices.Values(eps), byEPID), slices.SortedFunc(slices.Values(o.View.Endpoints), byEPID), addrs); diff != "" {
+		h.t.Errorf("recalled endpoints differ from HNS's (-listed +recalled):\n%s", diff)
+	}
+	if diff := gocmp.Diff(slices.SortedFunc(slices.Values(lbs), byLBID), slices.SortedFunc(slices.Values(o.LoadBalancers), byLBID), addrs); diff != "" {
+		h.t.Errorf("recalled load balancers differ from HNS's (-listed +recalled):\n%s", diff)
+	}
+}
+
+// TestRecalledSyncsListNothing: syncs a change triggered read only the
+// network, write what the change needs, and leave the model equal to what
+// HNS lists; a full sync after them has nothing left to do.
+func TestRecalledSyncsListNothing(t *testing.T) {
+	for _, p := range []sim.Profile{sim.WS2019, sim.WS2022, sim.WS2025} {
+		t.Run(p.Name, func(t *testing.T) {
+			h := newHost(t, p, true, false)
+			workload(h)
+			h.sync()
+			h.sameAsListed()
+			changes := []struct {
+				name   string
+				change func()
+			}{
+				{"remote endpoint added", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2") }},
+				{"remote endpoint removed", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2") }},
+				{"service added", func() { h.service("svc4", "10.20.30.44", 30004); h.endpoints("svc4", "192.168.1.5@node-1", "192.168.2.7@node-2") }},
+				{"local endpoint added", func() { h.endpoints("svc3", "192.168.1.6@node-1", "192.168.1.5@node-1") }},
+				{"service deleted", func() { delete(h.svcs, "svc1"); delete(h.slices, "svc1") }},
+				{"nothing", func() {}},
+			}
+			for _, c := range changes {
+				c.change()
+				r, counts := h.recalledSync()
+				if counts.Calls[sim.OpListEndpoints]+counts.Calls[sim.OpListLoadBalancers] != 0 || counts.Reads != 1 {
+					t.Errorf("%s: %d reads %v, want only the network's", c.name, counts.Reads, counts.Calls)
+				}
+				if len(r.Failures) > 0 {
+					t.Errorf("%s: failures %v", c.name, r.Failures)
+				}
+				h.sameAsListed()
+				if _, full := h.sync(); full.Writes != 0 {
+					t.Errorf("%s: the full sync after it wrote %v", c.name, writes(full))
+				}
+			}
+		})
+	}
+}
+
+// TestRecallAfterAFailedWrite: a write that fails leaves HNS in a state only
+// a list tells, so there is nothing to recall until the next Observe.
+func TestRecallAfterAFailedWrite(t *testing.T) {
+	h := newHost(t, sim.WS2022, true, false)
+	workload(h)
+	h.sync()
+	h.sim.FailOp(sim.OpCreateLoadBalancer, hns.ErrTimeout, 1)
+	h.service("svc4", "10.20.30.44", 0)
+	h.endpoints("svc4", "192.168.1.5@node-1")
+	h.recalledSync()
+	if _, ok := h.app.Recall(context.Background(), netName, hostMAC); ok {
+		t.Fatal("recalled after a failed write")
+	}
+	h.sync()
+	h.sameAsListed()
+}
+
+// TestRecallNeedsTheListedNetwork: a network the CNI recreated is not the
+// one the model describes.
+func TestRecallNeedsTheListedNetwork(t *testing.T) {
+	h := newHost(t, sim.WS2022, false, false)
+	workload(h)
+	h.sync()
+	if err := h.sim.RemoveNetwork(netName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sim.AddNetwork(hns.Network{Name: netName, Type: hns.NetworkTypeL2Bridge}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.app.Recall(context.Background(), netName, hostMAC); ok {
+		t.Fatal("recalled the endpoints of a network that is gone")
+	}
+}
