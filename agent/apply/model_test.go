@@ -76,7 +76,10 @@ func TestRecalledSyncsListNothing(t *testing.T) {
 			}{
 				{"remote endpoint added", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2") }},
 				{"remote endpoint removed", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2") }},
-				{"service added", func() { h.service("svc4", "10.20.30.44", 30004); h.endpoints("svc4", "192.168.1.5@node-1", "192.168.2.7@node-2") }},
+				{"service added", func() {
+					h.service("svc4", "10.20.30.44", 30004)
+					h.endpoints("svc4", "192.168.1.5@node-1", "192.168.2.7@node-2")
+				}},
 				{"local endpoint added", func() { h.endpoints("svc3", "192.168.1.6@node-1", "192.168.1.5@node-1") }},
 				{"service deleted", func() { delete(h.svcs, "svc1"); delete(h.slices, "svc1") }},
 				{"nothing", func() {}},
