@@ -90,6 +90,7 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 	st.HNS = v1alpha1.HNSStatus{Version: fmt.Sprintf("%d.%d", r.version.Major, r.version.Minor), Capabilities: capabilityNames(hns.CapabilitiesFor(r.version)), WindowsBuild: r.windows}
 	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
 	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
+	st.TopologyRoutedServices = int32(e.TopologyRoutedServices)
 
 	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
 	if e.Programmable || !e.SourceVIPReady.True {
@@ -151,6 +152,7 @@ func nothingInEffect(e engine.Effective) engine.Effective {
 	e.IPFamilies = nil
 	e.DSR.Active = false
 	e.SourceVIP = v1alpha1.SourceVIPStatus{}
+	e.TopologyRoutedServices = 0
 	if e.Blocked.Reason == "" {
 		e.Blocked.Reason = v1alpha1.ReasonWaitingForNetwork
 	}

@@ -25,15 +25,16 @@ func programmedReport(at time.Time) syncReport {
 		version: hns.Version{Major: 13, Minor: 3},
 		windows: "20348",
 		effective: engine.Effective{
-			Network:             v1alpha1.NetworkStatus{Name: "Calico", ID: "n1", Type: "Overlay"},
-			NetworkReady:        okStatus(v1alpha1.ReasonNetworkFound),
-			Programmable:        true,
-			SourceVIP:           v1alpha1.SourceVIPStatus{Address: "10.244.2.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
-			SourceVIPReady:      okStatus(v1alpha1.ReasonSourceVIPFound),
-			DSR:                 v1alpha1.DSRStatus{Requested: true, Active: true},
-			DSRActive:           okStatus(v1alpha1.ReasonDSREnabled),
-			IPFamilies:          []v1alpha1.IPFamily{v1alpha1.IPv4},
-			DualStackDowngraded: okStatus(v1alpha1.ReasonOverlayNetwork),
+			Network:                v1alpha1.NetworkStatus{Name: "Calico", ID: "n1", Type: "Overlay"},
+			NetworkReady:           okStatus(v1alpha1.ReasonNetworkFound),
+			Programmable:           true,
+			SourceVIP:              v1alpha1.SourceVIPStatus{Address: "10.244.2.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
+			SourceVIPReady:         okStatus(v1alpha1.ReasonSourceVIPFound),
+			DSR:                    v1alpha1.DSRStatus{Requested: true, Active: true},
+			DSRActive:              okStatus(v1alpha1.ReasonDSREnabled),
+			IPFamilies:             []v1alpha1.IPFamily{v1alpha1.IPv4},
+			DualStackDowngraded:    okStatus(v1alpha1.ReasonOverlayNetwork),
+			TopologyRoutedServices: 2,
 		},
 		result:   apply.Result{LBsDesired: 9, LBsProgrammed: 9, RemoteEndpoints: 4},
 		finished: at,
@@ -59,7 +60,7 @@ func condition(t *testing.T, st v1alpha1.WindowsProxyNodeStatus, typ string) met
 func TestBuildStatusProgrammed(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
-	if st.ObservedHash != "h1" || st.HNS.Version != "13.3" || st.LoadBalancers.Programmed != 9 || st.RemoteEndpoints != 4 {
+	if st.ObservedHash != "h1" || st.HNS.Version != "13.3" || st.LoadBalancers.Programmed != 9 || st.RemoteEndpoints != 4 || st.TopologyRoutedServices != 2 {
 		t.Errorf("status = %+v", st)
 	}
 	if diff := cmp.Diff([]string{"RemoteSubnet", "DSR", "IPv6DualStack", "SessionAffinity"}, st.HNS.Capabilities); diff != "" {
@@ -147,8 +148,9 @@ func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
 	r.effective.SourceVIPReady = okStatus(v1alpha1.ReasonNotRequired)
 	st := buildStatus(prev, wpn(), r)
 
-	if len(st.IPFamilies) != 0 || st.DSR.Active || st.SourceVIP.Address != "" {
-		t.Errorf("families %v, DSR active %v, source VIP %q in effect with nothing programmed", st.IPFamilies, st.DSR.Active, st.SourceVIP.Address)
+	if len(st.IPFamilies) != 0 || st.DSR.Active || st.SourceVIP.Address != "" || st.TopologyRoutedServices != 0 {
+		t.Errorf("families %v, DSR active %v, source VIP %q, %d services routed by topology in effect with nothing programmed",
+			st.IPFamilies, st.DSR.Active, st.SourceVIP.Address, st.TopologyRoutedServices)
 	}
 	for _, typ := range []string{v1alpha1.ConditionDSRActive, v1alpha1.ConditionDualStackDowngraded, v1alpha1.ConditionSourceVIPReady} {
 		if c := condition(t, st, typ); c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonNetworkNotFound {

@@ -20,6 +20,8 @@ type endpoint struct {
 	port                        uint16
 	local                       bool
 	ready, serving, terminating bool
+	// hints are the endpoint's topology hints (topology.go), nil for none.
+	hints *discoveryv1.EndpointHints
 }
 
 // backendSelection is what winkernel's endpoint pipeline
@@ -41,10 +43,21 @@ type backendSelection struct {
 // selectBackends runs the endpoint pipeline for p: which endpoints pass
 // the readiness filter, which HNS endpoint each is, the internal port and
 // the source VIP. Remote backends' endpoints are offered as candidates in
-// s.remotes: they are wanted only if a load balancer uses them.
+// s.remotes: they are wanted only if a load balancer uses them. Topology
+// hints then narrow the cluster set (topology.go); the internal port and
+// the source VIP are winkernel's, from every endpoint that passes.
 func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
 	c := s.c
 	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.nodeName)
+	mode := topologyNone
+	if c.topology && usesClusterSet(p) {
+		var readsZone bool
+		mode, readsZone = c.topologyModeOf(s.endpoints)
+		s.readsZone = s.readsZone || readsZone
+	}
+	// inTopo says, under a topology, for each backend of b.all whether one
+	// of its endpoints is in it.
+	inTopo, topology := s.inTopology[:0], mode != topologyNone
 	f := readiness{localOnly: p.policy.internalLocal && p.policy.localTrafficDSR}
 	if len(p.ingress) > 0 {
 		// Only services with an ingress IP look at terminating endpoints.
@@ -69,9 +82,13 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 		// endpoint it then skips for want of an HNS endpoint.
 		mixedPorts = mixedPorts || included && ep.port != b.targetPort
 		b.targetPort, included = ep.port, true
+		in := !topology || c.inTopology(&ep, mode)
 		if ep.ip == added {
 			// An IP listed on two ports is one HNS endpoint: one backend
 			// (winkernel lists it twice; docs/differences-from-kube-proxy.md).
+			if topology && in {
+				inTopo[len(inTopo)-1] = true
+			}
 			continue
 		}
 		// pa is the routes' provider address of a backend Kubernetes calls
@@ -85,6 +102,9 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 			be := Backend{IP: ep.ip, Local: true, EndpointID: id}
 			b.all = append(b.all, be)
 			b.local = append(b.local, be)
+			if topology {
+				inTopo = append(inTopo, in)
+			}
 			if c.overlay && !ep.local {
 				pa = c.pa.lookup(ep.ip)
 			}
@@ -96,11 +116,21 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 			re, pa = s.remoteBackend(ep.ip, p.family)
 			s.remotes = append(s.remotes, re)
 			b.all = append(b.all, Backend{IP: ep.ip})
+			if topology {
+				inTopo = append(inTopo, in)
+			}
 		}
 		if c.overlay && !ep.local && nodeOrPublic(ep.ip, pa) {
 			containsNodeOrPublic = true
 		}
 		added = ep.ip
+	}
+	s.inTopology = inTopo
+	// When no backend is in the topology (its endpoints lack HNS endpoints),
+	// the cluster set stays whole rather than empty.
+	if topology && slices.Contains(inTopo, true) {
+		b.all = s.keepInTopology(b.all, candidates)
+		s.topologyRouted = true
 	}
 	s.conjureMACs(s.remotes[candidates:])
 	if mixedPorts {
@@ -109,6 +139,28 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 	}
 	b.sourceVIP = c.sourceVIPFor(p.family, containsNodeOrPublic)
 	p.backendSelection = b
+}
+
+// keepInTopology leaves in all, the port's backends (s.inTopology says
+// which are in the topology), only those in the topology, and among the
+// remote endpoints offered since candidates (one per remote backend, in
+// order) only theirs.
+func (s *serviceComputer) keepInTopology(all []Backend, candidates int) []Backend {
+	kept, remotes, next := all[:0], s.remotes[:candidates], candidates
+	for i, be := range all {
+		in := s.inTopology[i]
+		if !be.Local {
+			if in {
+				remotes = append(remotes, s.remotes[next])
+			}
+			next++
+		}
+		if in {
+			kept = append(kept, be)
+		}
+	}
+	s.remotes = remotes
+	return kept
 }
 
 // readiness is the endpoint pipeline's filter.
@@ -262,6 +314,7 @@ func endpointsFor(buf []endpoint, eps []*discoveryv1.EndpointSlice, fam v1alpha1
 				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
 				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
 				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+				hints:       e.Hints,
 			})
 		}
 	}

@@ -37,6 +37,7 @@ func Compute(in Input) *Desired {
 	}
 	d := m.finish()
 	d.Effective = ctx.effective
+	d.Effective.TopologyRoutedServices = m.topologyRouted
 	d.SourceVIPEndpoint = ctx.svipEndpoint
 	d.nodeProblems = ctx.problems
 	return d
@@ -124,6 +125,8 @@ type merge struct {
 	front  map[frontKey]LBKey
 	// contested lists the keys of each frontend claimed more than once.
 	contested map[frontKey][]LBKey
+	// topologyRouted counts the services routed by topology.
+	topologyRouted int
 }
 
 func newMerge(lbs, remotes int) *merge {
@@ -143,6 +146,9 @@ func newMerge(lbs, remotes int) *merge {
 func (m *merge) add(service string, r svcResult) {
 	if len(r.problems) > 0 {
 		m.d.svcProblems[service] = slices.Clone(r.problems)
+	}
+	if r.topologyRouted {
+		m.topologyRouted++
 	}
 	for _, lb := range r.lbs {
 		m.addLB(service, lb)

@@ -42,14 +42,20 @@ type Incremental struct {
 	frontends map[frontKey]smallSet[LBKey]
 	// remotes count the services that want each remote endpoint.
 	remotes map[netip.Addr]remoteRefs
-	desired Desired
+	// zoneReaders are the services whose result depends on the node's
+	// zone (topology hints for zones).
+	zoneReaders map[string]struct{}
+	// topologyRouted counts the services routed by topology.
+	topologyRouted int
+	desired        Desired
 }
 
 // contribution is what one service added to Desired.
 type contribution struct {
-	lbKeys  []LBKey
-	remotes []remoteRef
-	ips     []netip.Addr
+	lbKeys                    []LBKey
+	remotes                   []remoteRef
+	ips                       []netip.Addr
+	topologyRouted, readsZone bool
 }
 
 // remoteRef is a remote endpoint a service wants, as a backend or as its
@@ -68,15 +74,16 @@ type remoteRefs struct {
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
 	return &Incremental{
-		services:  map[string]*corev1.Service{},
-		slices:    map[string][]*discoveryv1.EndpointSlice{},
-		sliceSvc:  map[string]string{},
-		dirty:     map[string]struct{}{},
-		results:   map[string]contribution{},
-		byIP:      map[netip.Addr]smallSet[string]{},
-		lbs:       map[LBKey]lbContributions{},
-		frontends: map[frontKey]smallSet[LBKey]{},
-		remotes:   map[netip.Addr]remoteRefs{},
+		services:    map[string]*corev1.Service{},
+		slices:      map[string][]*discoveryv1.EndpointSlice{},
+		sliceSvc:    map[string]string{},
+		dirty:       map[string]struct{}{},
+		results:     map[string]contribution{},
+		byIP:        map[netip.Addr]smallSet[string]{},
+		lbs:         map[LBKey]lbContributions{},
+		frontends:   map[frontKey]smallSet[LBKey]{},
+		remotes:     map[netip.Addr]remoteRefs{},
+		zoneReaders: map[string]struct{}{},
 		desired: Desired{
 			LoadBalancers:   map[LBKey]LoadBalancer{},
 			RemoteEndpoints: map[netip.Addr]RemoteEndpoint{},
@@ -88,8 +95,9 @@ func NewIncremental() *Incremental {
 
 // SetNode sets the node context: config, this node, the other nodes and
 // the HNS view. Services are recomputed only where it matters: all of them
-// when anything but the local endpoints changed, else those that looked up
-// a changed local endpoint IP.
+// when anything but the local endpoints and the node's zone changed, else
+// those that looked up a changed local endpoint IP, and those whose
+// topology read the zone if it changed.
 func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, view HNSView) {
 	n := newNodeContext(nodeName, &cfg, node, nodes, &view)
 	old := c.ctx
@@ -108,6 +116,11 @@ func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig,
 	for ip := range old.local {
 		if _, ok := n.local[ip]; !ok {
 			c.markIP(ip)
+		}
+	}
+	if old.zone != n.zone {
+		for k := range c.zoneReaders {
+			c.dirty[k] = struct{}{}
 		}
 	}
 }
@@ -189,6 +202,7 @@ func (c *Incremental) Desired() *Desired {
 	}
 	d := &c.desired
 	d.Effective = c.ctx.effective
+	d.Effective.TopologyRoutedServices = c.topologyRouted
 	d.SourceVIPEndpoint = c.ctx.svipEndpoint
 	d.nodeProblems = c.ctx.problems
 	return d
@@ -202,6 +216,12 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 	}
 	delete(c.results, k)
 	delete(c.desired.svcProblems, k)
+	if r.topologyRouted {
+		c.topologyRouted--
+	}
+	if r.readsZone {
+		delete(c.zoneReaders, k)
+	}
 	for _, key := range r.lbKeys {
 		if l, ok := c.lbs[key]; ok {
 			l.remove(k)
@@ -265,6 +285,13 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		}
 		c.remotes[re.IP] = refs
 		touchedIP[re.IP] = struct{}{}
+	}
+	kept.topologyRouted, kept.readsZone = r.topologyRouted, r.readsZone
+	if r.topologyRouted {
+		c.topologyRouted++
+	}
+	if r.readsZone {
+		c.zoneReaders[k] = struct{}{}
 	}
 	kept.ips = cloneOrNil(r.ips)
 	for _, ip := range r.ips {

@@ -153,8 +153,8 @@ func TestComputeIsDeterministic(t *testing.T) {
 
 // TestIncrementalEqualsCompute drives an Incremental through random
 // changes of random clusters (services of every kind sharing frontends,
-// endpoints in every state, local HNS endpoints coming and going, node
-// settings changing) and checks after every step that it equals Compute
+// endpoints in every state and with topology hints, local HNS endpoints
+// coming and going, node settings and the node's zone changing) and checks after every step that it equals Compute
 // over the same inputs, given in shuffled order and with stale versions of
 // some objects listed before the current ones.
 func TestIncrementalEqualsCompute(t *testing.T) {
@@ -162,7 +162,7 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		w := newRandomWorld(r)
 		inc := NewIncremental()
-		inc.SetNode(nodeName, w.cfg, nil, w.nodes, w.view)
+		inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
 		for _, s := range w.services {
 			inc.SetService(s)
 		}
@@ -200,6 +200,7 @@ type randomWorld struct {
 	r        *rand.Rand
 	cfg      v1alpha1.ResolvedProxyConfig
 	view     HNSView
+	node     *corev1.Node
 	nodes    []*corev1.Node
 	services map[string]*corev1.Service
 	slices   map[string]*discoveryv1.EndpointSlice
@@ -216,9 +217,12 @@ func newRandomWorld(r *rand.Rand) *randomWorld {
 	if r.IntN(2) == 0 {
 		w.cfg.HealthCheck = v1alpha1.HealthCheckSpec{ForwardVIP: true, RootEndpointName: "cbr0"}
 	}
+	w.cfg.FeatureGates = map[string]bool{preferSameTrafficDistributionGate: r.IntN(2) == 0}
 	if r.IntN(5) == 0 {
-		w.cfg.FeatureGates = map[string]bool{"AllowServiceExternalIPs": false}
+		w.cfg.FeatureGates["AllowServiceExternalIPs"] = false
 	}
+	w.cfg.TopologyAwareRouting = r.IntN(4) > 0
+	w.node = w.randomNode()
 	other := &corev1.Node{}
 	other.Name, other.Spec.PodCIDRs = "node-3", []string{"192.168.3.0/24"}
 	w.nodes = []*corev1.Node{other}
@@ -237,6 +241,40 @@ func newRandomWorld(r *rand.Rand) *randomWorld {
 }
 
 func (w *randomWorld) pick(xs ...string) string { return xs[w.r.IntN(len(xs))] }
+
+// randomNode is this node in one of the zones the hints name, in another,
+// or without a zone label.
+func (w *randomWorld) randomNode() *corev1.Node {
+	n := &corev1.Node{}
+	n.Name = nodeName
+	if z := w.pick("zone-a", "zone-a", "zone-b", "zone-c", ""); z != "" {
+		n.Labels = map[string]string{corev1.LabelTopologyZone: z}
+	}
+	return n
+}
+
+// randomHints gives the slice's endpoints topology hints, as the
+// EndpointSlice controller does for trafficDistribution, now and then
+// leaving one out.
+func (w *randomWorld) randomHints(s *discoveryv1.EndpointSlice) {
+	r := w.r
+	if r.IntN(5) == 0 {
+		return
+	}
+	for i := range s.Endpoints {
+		if r.IntN(12) == 0 {
+			continue
+		}
+		h := &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: w.pick("zone-a", "zone-b")}}}
+		if r.IntN(4) == 0 {
+			h.ForZones = append(h.ForZones, discoveryv1.ForZone{Name: "zone-c"})
+		}
+		if r.IntN(2) == 0 {
+			h.ForNodes = []discoveryv1.ForNode{{Name: deref(s.Endpoints[i].NodeName)}}
+		}
+		s.Endpoints[i].Hints = h
+	}
+}
 
 func (w *randomWorld) randomView() HNSView {
 	r := w.r
@@ -332,6 +370,7 @@ func (w *randomWorld) randomSlice(svc int, name string) *discoveryv1.EndpointSli
 	if r.IntN(10) == 0 {
 		delete(s.Labels, discoveryv1.LabelServiceName)
 	}
+	w.randomHints(s)
 	return s
 }
 
@@ -354,7 +393,7 @@ func (w *randomWorld) change(inc *Incremental) {
 	r := w.r
 	for range 1 + r.IntN(3) {
 		i := r.IntN(7)
-		switch r.IntN(6) {
+		switch r.IntN(7) {
 		case 0:
 			s := w.randomService(i)
 			w.setService(s)
@@ -378,7 +417,14 @@ func (w *randomWorld) change(inc *Incremental) {
 			if r.IntN(4) == 0 {
 				w.cfg.EnableDSR = !w.cfg.EnableDSR
 			}
-			inc.SetNode(nodeName, w.cfg, nil, w.nodes, w.view)
+			if r.IntN(4) == 0 {
+				w.cfg.TopologyAwareRouting = !w.cfg.TopologyAwareRouting
+			}
+			inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
+		case 6:
+			// The node moves to another zone, nothing else changes.
+			w.node = w.randomNode()
+			inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
 		}
 	}
 }
@@ -386,7 +432,7 @@ func (w *randomWorld) change(inc *Incremental) {
 // input is the world as Compute's input: stale versions first, the rest
 // shuffled.
 func (w *randomWorld) input() Input {
-	in := Input{NodeName: nodeName, Config: w.cfg, Nodes: w.nodes, HNS: w.view}
+	in := Input{NodeName: nodeName, Config: w.cfg, Node: w.node, Nodes: w.nodes, HNS: w.view}
 	in.Services = append(slices.Clone(w.staleServices), shuffled(w.r, slices.Collect(maps.Values(w.services)))...)
 	in.EndpointSlices = append(slices.Clone(w.staleSlices), shuffled(w.r, slices.Collect(maps.Values(w.slices)))...)
 	return in

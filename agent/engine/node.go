@@ -37,6 +37,10 @@ type shared struct {
 	root      [2]Backend
 	routes    []hns.RemoteSubnetRoute
 	nodeCIDRs []nodeCIDR
+	// topology: EndpointSlice hints are honoured (topologyAwareRouting);
+	// nodeHints: hints for nodes too (the PreferSameTrafficDistribution
+	// gate at the node's version).
+	topology, nodeHints bool
 }
 
 type nodeCIDR struct {
@@ -57,6 +61,10 @@ type nodeContext struct {
 	pa providerAddresses
 	// local maps an IP to the local HNS endpoint holding it.
 	local map[netip.Addr]string
+	// zone is the node's topology.kubernetes.io/zone label. It is not in
+	// shared: when it changes, only the services whose topology read it
+	// are recomputed.
+	zone string
 }
 
 func familyIndex(f v1alpha1.IPFamily) int {
@@ -99,6 +107,11 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 	}
 	c.sourceVIPCondition(cfg, v, primary)
 	c.effective.Programmable = c.programmable
+	c.topology = cfg.TopologyAwareRouting
+	c.nodeHints = cfg.FeatureGates[preferSameTrafficDistributionGate]
+	if node != nil {
+		c.zone = node.Labels[corev1.LabelTopologyZone]
+	}
 	return c
 }
 

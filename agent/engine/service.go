@@ -20,6 +20,10 @@ type svcResult struct {
 	// ips are the addresses looked up among local HNS endpoints: when one of
 	// them changes, the service must be recomputed.
 	ips []netip.Addr
+	// topologyRouted: a port's cluster set follows topology hints.
+	// readsZone: the result depends on the node's zone, so the service
+	// must be recomputed when it changes.
+	topologyRouted, readsZone bool
 }
 
 // serviceComputer computes services one after another for one node
@@ -46,6 +50,11 @@ type serviceComputer struct {
 	plan      portPlan
 	endpoints []endpoint
 	macs      []byte
+	// inTopology is selectBackends' scratch: which backends of a port are
+	// in the topology.
+	inTopology []bool
+	// topologyRouted and readsZone are svcResult's.
+	topologyRouted, readsZone bool
 }
 
 func newServiceComputer(c *nodeContext, trackIPs bool) *serviceComputer {
@@ -63,6 +72,7 @@ func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*disco
 	}
 	s.name, s.lbs = name, nil
 	s.remotes, s.problems, s.ips = s.remotes[:0], s.problems[:0], s.ips[:0]
+	s.topologyRouted, s.readsZone = false, false
 	s.policy = s.readPolicy(svc)
 	p := &s.plan
 	for _, fam := range c.families {
@@ -149,7 +159,7 @@ func (s *serviceComputer) report(reason, format string, args ...any) {
 // one remote endpoint per address (a backend's rather than a service
 // VIP's), each problem and looked-up address once.
 func (s *serviceComputer) result() svcResult {
-	r := svcResult{lbs: s.lbs}
+	r := svcResult{lbs: s.lbs, topologyRouted: s.topologyRouted, readsZone: s.readsZone}
 	if len(s.remotes) > 1 {
 		slices.SortFunc(s.remotes, func(a, b RemoteEndpoint) int {
 			return cmp.Or(a.IP.Compare(b.IP), boolOrder(a.ServiceVIP, b.ServiceVIP))

@@ -233,6 +233,10 @@ type Effective struct {
 	// DualStackDowngraded is True when dual-stack was asked for but only one
 	// family is proxied.
 	DualStackDowngraded Status
+	// TopologyRoutedServices counts the services whose cluster-wide load
+	// balancers follow EndpointSlice topology hints on this node (for at
+	// least one port), rather than spreading over every endpoint.
+	TopologyRoutedServices int
 }
 
 // Problem is something the engine could not do as asked, for one service

@@ -104,6 +104,8 @@ func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int
 			Network:   v1alpha1.NetworkSpec{Name: "cbr0", Type: v1alpha1.NetworkTypeAuto},
 			EnableDSR: dsr,
 			NodeIPs:   []string{NodeIP(0).String()},
+			// A config's default; the services have no topology hints.
+			TopologyAwareRouting: true,
 		},
 		Network: hns.Network{Name: "cbr0", Type: hns.NetworkTypeL2Bridge},
 	}
