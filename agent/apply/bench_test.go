@@ -3,9 +3,11 @@ package apply_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"path/filepath"
 	"testing"
+	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/internal/benchcpu"
 )
 
 // The benchmarks time one sync as the agent runs it (agent/daemon): Observe,
@@ -45,19 +48,37 @@ func BenchmarkSyncWinkernel(b *testing.B) {
 // node is one simulated Windows node: its HNS, the agent's ledger file,
 // incremental engine and Applier.
 type node struct {
-	b          *testing.B
+	b          testing.TB
 	cl         *enginetest.Cluster
 	sim        *sim.Sim
 	ledgerPath string
 	ledger     *hns.Ledger
 	cache      *engine.Incremental
 	app        *apply.Applier
-	// reads and writes sum the HNS calls of the timed syncs.
+	// reads and writes sum the HNS calls of the timed syncs, cpu their
+	// process CPU time.
 	reads, writes int
+	cpu           time.Duration
+	// recall makes syncs start from Applier.Recall, as the agent's syncs
+	// that a change triggered do, instead of Observe.
+	recall bool
+}
+
+// startTimer and stopTimer time a benchmark; a test has no timer.
+func (n *node) startTimer() {
+	if b, ok := n.b.(*testing.B); ok {
+		b.StartTimer()
+	}
+}
+
+func (n *node) stopTimer() {
+	if b, ok := n.b.(*testing.B); ok {
+		b.StopTimer()
+	}
 }
 
 // newNode starts an agent on a fresh host; nothing is synced yet.
-func newNode(b *testing.B, cl *enginetest.Cluster, p sim.Profile) *node {
+func newNode(b testing.TB, cl *enginetest.Cluster, p sim.Profile) *node {
 	b.Helper()
 	s, err := cl.Host(p)
 	if err != nil {
@@ -76,13 +97,13 @@ func (n *node) start() {
 		n.closeLedger()
 	}
 	n.cache = n.cl.Incremental()
-	n.b.StartTimer()
+	n.startTimer()
 	l, err := hns.OpenLedger(n.ledgerPath)
 	if err != nil {
 		n.b.Fatal(err)
 	}
 	n.ledger, n.app = l, apply.New(n.sim, l)
-	n.b.StopTimer()
+	n.stopTimer()
 }
 
 // closeLedger ends the process's hold on its ledger file.
@@ -102,7 +123,17 @@ func (n *node) compute(v engine.HNSView) *engine.Desired {
 func (n *node) sync() sim.Counts {
 	n.b.Helper()
 	n.sim.Reset()
-	r, err := n.app.Sync(context.Background(), n.cl.Network.Name, enginetest.HostMAC, n.compute)
+	var r apply.Result
+	var err error
+	if n.recall {
+		o, ok := n.app.Recall(context.Background(), n.cl.Network.Name, enginetest.HostMAC)
+		if !ok {
+			n.b.Fatal("nothing to recall")
+		}
+		r, err = n.app.Apply(context.Background(), o, n.compute(o.View))
+	} else {
+		r, err = n.app.Sync(context.Background(), n.cl.Network.Name, enginetest.HostMAC, n.compute)
+	}
 	if err != nil || r.Skipped != "" || len(r.Failures) > 0 {
 		n.b.Fatalf("sync: %v, skipped %q, failures %v", err, r.Skipped, r.Failures)
 	}
@@ -112,9 +143,11 @@ func (n *node) sync() sim.Counts {
 // timedSync is sync with the timer running; the caller stops it around
 // its own preparation.
 func (n *node) timedSync() sim.Counts {
-	n.b.StartTimer()
+	n.startTimer()
+	before := benchcpu.Process()
 	c := n.sync()
-	n.b.StopTimer()
+	n.cpu += benchcpu.Process() - before
+	n.stopTimer()
 	n.reads += c.Reads
 	n.writes += c.Writes
 	return c
@@ -123,10 +156,12 @@ func (n *node) timedSync() sim.Counts {
 // report sets the per-op metrics; zeroWrites marks the scenarios whose goal
 // is no HNS write at all.
 func (n *node) report(zeroWrites bool) {
-	n.b.ReportMetric(float64(n.reads)/float64(n.b.N), "hns-reads/op")
-	n.b.ReportMetric(float64(n.writes)/float64(n.b.N), "hns-writes/op")
+	b := n.b.(*testing.B)
+	benchcpu.Report(b, n.cpu)
+	b.ReportMetric(float64(n.reads)/float64(b.N), "hns-reads/op")
+	b.ReportMetric(float64(n.writes)/float64(b.N), "hns-writes/op")
 	if zeroWrites && n.writes > 0 {
-		n.b.Errorf("goal missed: %d HNS writes in %d ops, want none", n.writes, n.b.N)
+		b.Errorf("goal missed: %d HNS writes in %d ops, want none", n.writes, b.N)
 	}
 }
 
@@ -136,16 +171,10 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	n := newNode(b, cl, p)
 	n.sync()
 
-	svc, local, remote := mixedService(cl)
-	orig := cl.EndpointSlices[svc]
-	// The remote backend's pod is rescheduled to another node (new IP);
-	// the local backend's pod is replaced on this node (the CNI deletes its
+	svc, local, _ := mixedService(cl)
+	orig, moved := remoteMove(cl)
+	// The local backend's pod is replaced on this node (the CNI deletes its
 	// endpoint and creates one for the new pod).
-	movedTo := 1
-	if *orig.Endpoints[remote].NodeName == enginetest.NodeName(1) {
-		movedTo = 2
-	}
-	moved := enginetest.WithEndpoint(orig, remote, enginetest.PodIP(movedTo, enginetest.FreePodIndex), enginetest.NodeName(movedTo))
 	newPod := enginetest.PodIP(0, enginetest.FreePodIndex)
 	replaced := enginetest.WithEndpoint(orig, local, newPod, cl.NodeName)
 	oldPod := netip.MustParseAddr(orig.Endpoints[local].Addresses[0])
@@ -154,18 +183,19 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		b.ReportAllocs()
 		b.StopTimer()
 		var reads, writes int
+		var cpu time.Duration
 		var m *node
 		for range b.N {
 			m = newNode(b, cl, p)
 			c := m.timedSync()
-			reads, writes = reads+c.Reads, writes+c.Writes
+			reads, writes, cpu = reads+c.Reads, writes+c.Writes, cpu+m.cpu
 			m.closeLedger()
 		}
-		m.reads, m.writes = reads, writes
+		m.reads, m.writes, m.cpu = reads, writes, cpu
 		m.report(false)
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		n.b, n.reads, n.writes = b, 0, 0
+		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -175,7 +205,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	})
 	// Each op is one change: even ops apply it, odd ops revert it.
 	toggle := func(b *testing.B, change, revert func()) {
-		n.b, n.reads, n.writes = b, 0, 0
+		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for i := range b.N {
@@ -195,6 +225,27 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	b.Run("remote-endpoint-moved", func(b *testing.B) {
 		toggle(b, func() { n.cache.SetEndpointSlice(moved) }, func() { n.cache.SetEndpointSlice(orig) })
 	})
+	// The agent's syncs that a change triggers start from what the applier
+	// recalls (agent/daemon): no list.
+	event := func(run func(b *testing.B)) func(b *testing.B) {
+		return func(b *testing.B) {
+			n.recall = true
+			defer func() { n.recall = false }()
+			run(b)
+		}
+	}
+	b.Run("event-unchanged", event(func(b *testing.B) {
+		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for range b.N {
+			n.timedSync()
+		}
+		n.report(true)
+	}))
+	b.Run("event-remote-endpoint-moved", event(func(b *testing.B) {
+		toggle(b, func() { n.cache.SetEndpointSlice(moved) }, func() { n.cache.SetEndpointSlice(orig) })
+	}))
 	b.Run("local-endpoint-replaced", func(b *testing.B) {
 		swap := func(from, to netip.Addr, s *discoveryv1.EndpointSlice) func() {
 			return func() {
@@ -205,7 +256,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		toggle(b, swap(oldPod, newPod, replaced), swap(newPod, oldPod, orig))
 	})
 	b.Run("restart", func(b *testing.B) {
-		n.b, n.reads, n.writes = b, 0, 0
+		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -215,7 +266,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		n.report(true)
 	})
 	b.Run("restart-service-deleted", func(b *testing.B) {
-		n.b, n.reads, n.writes = b, 0, 0
+		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -231,6 +282,18 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		}
 		n.report(false)
 	})
+}
+
+// remoteMove returns the slice of mixedService and the same slice after
+// its remote backend's pod was rescheduled to another remote node (new IP).
+func remoteMove(cl *enginetest.Cluster) (orig, moved *discoveryv1.EndpointSlice) {
+	svc, _, remote := mixedService(cl)
+	orig = cl.EndpointSlices[svc]
+	movedTo := 1
+	if *orig.Endpoints[remote].NodeName == enginetest.NodeName(1) {
+		movedTo = 2
+	}
+	return orig, enginetest.WithEndpoint(orig, remote, enginetest.PodIP(movedTo, enginetest.FreePodIndex), enginetest.NodeName(movedTo))
 }
 
 // mixedService returns the first service from 1 on with both local and
@@ -269,5 +332,49 @@ func (n *node) replacePod(from, to netip.Addr) {
 	}
 	if _, err := n.sim.AddLocalEndpoint(n.cl.Network.Name, "pod-"+to.String(), to); err != nil {
 		n.b.Fatal(err)
+	}
+}
+
+// TestEventSyncListsNothing: at 2k and 10k services, a sync that one
+// remote endpoint's move triggered makes no list and writes only the
+// objects the move touches (WS2022: the new endpoint, its load balancer
+// deleted and created again, the old endpoint), and leaves HNS as a full
+// sync wants it.
+func TestEventSyncListsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cluster func() *enginetest.Cluster
+	}{
+		{"2k", func() *enginetest.Cluster { return enginetest.Winkernel(2000, true, false) }},
+		{"10k", enginetest.Large},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := tc.cluster()
+			n := newNode(t, cl, sim.WS2022)
+			n.sync()
+			orig, moved := remoteMove(cl)
+			n.recall = true
+			for _, s := range []*discoveryv1.EndpointSlice{moved, orig} {
+				n.cache.SetEndpointSlice(s)
+				c := n.sync()
+				if lists := c.Calls[sim.OpListEndpoints] + c.Calls[sim.OpListLoadBalancers]; lists != 0 || c.Reads != 1 {
+					t.Errorf("%d lists, %d reads (%v); want none but the network's", lists, c.Reads, c.Calls)
+				}
+				want := map[sim.Op]int{sim.OpCreateEndpoint: 1, sim.OpDeleteLoadBalancer: 1, sim.OpCreateLoadBalancer: 1, sim.OpDeleteEndpoint: 1}
+				got := map[sim.Op]int{}
+				for op, k := range c.Calls {
+					if op.IsWrite() {
+						got[op] = k
+					}
+				}
+				if !maps.Equal(want, got) {
+					t.Errorf("writes %v, want %v", got, want)
+				}
+			}
+			n.recall = false
+			if c := n.sync(); c.Writes != 0 {
+				t.Errorf("the full sync after the moves wrote %d times", c.Writes)
+			}
+		})
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
-	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/internal/benchcpu"
 )
 
 // ws2022 is the host of the benchmarks: HNS 13.3, no LB modify.
@@ -35,11 +35,11 @@ func BenchmarkCompute(b *testing.B) {
 			cl := w.cluster()
 			in := cl.Input(cl.View(ws2022))
 			b.ReportAllocs()
-			cpu := startCPU(b)
+			cpu := benchcpu.Start(b)
 			for b.Loop() {
 				engine.Compute(in)
 			}
-			cpu.report()
+			cpu.Report()
 		})
 	}
 }
@@ -60,7 +60,7 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 			state := liveHeap() - before
 			orig, moved := movedEndpoint(cl, w.moved)
 			b.ReportAllocs()
-			cpu := startCPU(b)
+			cpu := benchcpu.Start(b)
 			i := 0
 			for b.Loop() {
 				if i%2 == 0 {
@@ -71,26 +71,10 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 				i++
 				c.Desired()
 			}
-			cpu.report()
+			cpu.Report()
 			// After the loop: the first b.Loop deletes metrics reported before.
 			b.ReportMetric(float64(state), "state-B")
 		})
-	}
-}
-
-// cpuMeter reports the process CPU time per op of the loop it surrounds
-// (cpu-ns/op): ns/op is wall time, which on a shared machine moves with
-// the other jobs.
-type cpuMeter struct {
-	b     *testing.B
-	start time.Duration
-}
-
-func startCPU(b *testing.B) cpuMeter { return cpuMeter{b, processCPU()} }
-
-func (m cpuMeter) report() {
-	if d := processCPU() - m.start; d > 0 && m.b.N > 0 {
-		m.b.ReportMetric(float64(d)/float64(m.b.N), "cpu-ns/op")
 	}
 }
 

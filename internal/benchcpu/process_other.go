@@ -1,0 +1,8 @@
+//go:build !unix
+
+package benchcpu
+
+import "time"
+
+// Process is not measured where getrusage does not exist; benchmarks then report no cpu-ns/op.
+func Process() time.Duration { return 0 }
