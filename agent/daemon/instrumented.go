@@ -66,6 +66,18 @@ func (c instrumented) DeleteEndpoint(ctx context.Context, id string) error {
 	return err
 }
 
+func (c instrumented) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+	ids, err := c.Client.ListEndpointIDs(ctx, networkID)
+	c.observe("list_endpoint_ids", err)
+	return ids, err
+}
+
+func (c instrumented) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+	ids, err := c.Client.ListLoadBalancerIDs(ctx)
+	c.observe("list_load_balancer_ids", err)
+	return ids, err
+}
+
 func (c instrumented) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error) {
 	lbs, err := c.Client.ListLoadBalancers(ctx)
 	c.observe("list_load_balancers", err)

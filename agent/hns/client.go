@@ -24,6 +24,13 @@ type Client interface {
 	DeleteEndpoint(ctx context.Context, id string) error
 
 	ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error)
+
+	// ListEndpointIDs and ListLoadBalancerIDs enumerate IDs only (of one
+	// network's endpoints, or all when networkID is empty): one HCN call,
+	// where a list opens, queries and closes every object. Enough to tell
+	// that objects came or went.
+	ListEndpointIDs(ctx context.Context, networkID string) ([]string, error)
+	ListLoadBalancerIDs(ctx context.Context) ([]string, error)
 	GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error)
 	// CreateLoadBalancer ignores lb.ID and returns the created LB.
 	CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error)

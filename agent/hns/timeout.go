@@ -79,6 +79,14 @@ func (t timeoutClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, e
 	return bounded(ctx, t.d, "ListLoadBalancers", "", t.c.ListLoadBalancers)
 }
 
+func (t timeoutClient) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+	return bounded(ctx, t.d, "ListEndpointIDs", networkID, func(ctx context.Context) ([]string, error) { return t.c.ListEndpointIDs(ctx, networkID) })
+}
+
+func (t timeoutClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+	return bounded(ctx, t.d, "ListLoadBalancerIDs", "", t.c.ListLoadBalancerIDs)
+}
+
 func (t timeoutClient) GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error) {
 	return bounded(ctx, t.d, "GetLoadBalancer", id, func(ctx context.Context) (LoadBalancer, error) { return t.c.GetLoadBalancer(ctx, id) })
 }

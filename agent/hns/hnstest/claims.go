@@ -57,6 +57,11 @@ var claims = []Claim{
 		Source: "hcsshim hcn/hcnendpoint.go ListEndpointsOfNetwork (an enumerate filtered by network; GetEndpointByName turns an empty filtered result into EndpointNotFoundError, so an empty result is no error); winkernel hns.go getAllEndpointsByNetwork.",
 	},
 	{
+		ID:     "id-enumeration",
+		Says:   "ListEndpointIDs(network) and ListLoadBalancerIDs return the IDs of exactly the objects ListEndpoints(network) and ListLoadBalancers return, without opening them.",
+		Source: "hcsshim hcn/hcnendpoint.go enumerateEndpoints and hcn/hcnloadbalancer.go enumerateLoadBalancers (HcnEnumerate* answers a JSON array of GUIDs, then every object is opened, queried and closed); the agent calls HcnEnumerate* itself (agent/hns/enumerate_windows.go).",
+	},
+	{
 		ID:     "endpoint-by-name",
 		Says:   "GetEndpointByName finds an endpoint by its exact name; a missing name is endpoint-not-found.",
 		Source: "hcsshim hcn/hcnendpoint.go GetEndpointByName (EndpointNotFoundError); winkernel hns.go getEndpointByName (root and source-VIP endpoints).",

@@ -3,6 +3,7 @@ package hnstest
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ func endpointCases() []contractCase {
 		{"RemoteDualStack", "endpoint-roundtrip", remoteDualStack},
 		{"ProviderAddress", "endpoint-provider-address", remoteProviderAddress},
 		{"ListPerNetwork", "endpoint-list-per-network", listPerNetwork},
+		{"IDsOnly", "id-enumeration", endpointIDs},
 		{"ByName", "endpoint-by-name", endpointByName},
 		{"Delete", "endpoint-delete", deleteEndpoint},
 		{"OnMissingNetwork", "endpoint-on-missing-network", endpointOnMissingNetwork},
@@ -55,6 +57,58 @@ func remoteProviderAddress(t *testing.T, h *host) {
 	}
 	if l := h.listed(h.Network.ID)[strings.ToUpper(got.ID)]; l.ProviderAddress != providerAddress {
 		t.Errorf("listed: PA %v, want %v", l.ProviderAddress, providerAddress)
+	}
+}
+
+func endpointIDs(t *testing.T, h *host) {
+	pod := h.local("pod", 11)
+	remote := h.remote("backend", remote4(8))
+	sameIDs(t, "endpoints", func() ([]string, []string, error) {
+		ids, err := h.Client.ListEndpointIDs(h.ctx, h.Network.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		var listed []string
+		for id := range h.listed(h.Network.ID) {
+			listed = append(listed, id)
+		}
+		return ids, listed, nil
+	}, pod.ID, remote.ID)
+	if ids, err := h.Client.ListEndpointIDs(h.ctx, newGUID()); err != nil || len(ids) != 0 {
+		t.Errorf("ListEndpointIDs(unknown network) = %v, %v; want none", ids, err)
+	}
+}
+
+// sameIDs checks that an ID enumeration names exactly what the matching list lists, and the
+// given objects. On a real host other components may create or delete objects in between, so a
+// mismatch is tried again once.
+func sameIDs(t *testing.T, what string, both func() (ids, listed []string, err error), want ...string) {
+	t.Helper()
+	norm := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = strings.ToUpper(id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	var ids, listed []string
+	for range 2 {
+		got, l, err := both()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ids, listed = norm(got), norm(l); slices.Equal(ids, listed) {
+			break
+		}
+	}
+	if !slices.Equal(ids, listed) {
+		t.Errorf("%s: IDs enumerated %v, listed %v", what, ids, listed)
+	}
+	for _, id := range want {
+		if !slices.Contains(ids, strings.ToUpper(id)) {
+			t.Errorf("%s: %s not enumerated", what, id)
+		}
 	}
 }
 

@@ -22,7 +22,24 @@ func loadBalancerCases() []contractCase {
 		{"UnknownBackend", "lb-unknown-backend", lbUnknownBackend},
 		{"NotFound", "lb-not-found", lbNotFound},
 		{"LowerCaseIDs", "ids-case-insensitive", lbLowerCaseIDs},
+		{"IDsOnly", "id-enumeration", lbIDs},
 	}
+}
+
+func lbIDs(t *testing.T, h *host) {
+	lb := h.createLB(lbSpec(12, h.local("pod", 12)))
+	sameIDs(t, "load balancers", func() ([]string, []string, error) {
+		ids, err := h.Client.ListLoadBalancerIDs(h.ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		lbs, err := h.Client.ListLoadBalancers(h.ctx)
+		var listed []string
+		for _, l := range lbs {
+			listed = append(listed, l.ID)
+		}
+		return ids, listed, err
+	}, lb.ID)
 }
 
 func lbRoundTrip(t *testing.T, h *host) {

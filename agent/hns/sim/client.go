@@ -27,6 +27,7 @@ func (s *Sim) GetNetworkByName(ctx context.Context, name string) (hns.Network, e
 			return hns.NewError(string(OpGetNetworkByName), name, hns.CodeNetworkNotFound, nil)
 		}
 		n = cloneNetwork(found)
+		s.counts.HCN += hcnPerObject
 		return nil
 	})
 	return n, err
@@ -42,6 +43,21 @@ func (s *Sim) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoi
 				out = append(out, cloneEndpoint(r.obj))
 			}
 		}
+		s.counts.HCN += hcnPerObject * len(out)
+		return nil
+	})
+	return out, err
+}
+
+// ListEndpointIDs lists the IDs ListEndpoints would, in the same order.
+func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+	var out []string
+	err := s.call(ctx, OpListEndpointIDs, networkID, func(h *host) error {
+		for _, r := range sortedRecs(h.endpoints) {
+			if networkID == "" || key(r.obj.NetworkID) == key(networkID) {
+				out = append(out, r.obj.ID)
+			}
+		}
 		return nil
 	})
 	return out, err
@@ -54,6 +70,7 @@ func (s *Sim) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint,
 		for _, r := range sortedRecs(h.endpoints) {
 			if r.obj.Name == name {
 				ep = cloneEndpoint(r.obj)
+				s.counts.HCN += hcnPerObject
 				return nil
 			}
 		}
@@ -152,6 +169,19 @@ func (s *Sim) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error)
 	var out []hns.LoadBalancer
 	err := s.call(ctx, OpListLoadBalancers, "", func(h *host) error {
 		out = objs(h.lbs, cloneLB)
+		s.counts.HCN += hcnPerObject * len(out)
+		return nil
+	})
+	return out, err
+}
+
+// ListLoadBalancerIDs lists the IDs ListLoadBalancers would, in the same order.
+func (s *Sim) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.call(ctx, OpListLoadBalancerIDs, "", func(h *host) error {
+		for _, r := range sortedRecs(h.lbs) {
+			out = append(out, r.obj.ID)
+		}
 		return nil
 	})
 	return out, err
@@ -166,6 +196,7 @@ func (s *Sim) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer,
 			return hns.NewError(string(OpGetLoadBalancer), id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
 		}
 		out = cloneLB(r.obj)
+		s.counts.HCN += hcnPerObject
 		return nil
 	})
 	return out, err

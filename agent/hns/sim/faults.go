@@ -12,18 +12,35 @@ import (
 type Op string
 
 const (
-	OpVersion            Op = "Version"
-	OpGetNetworkByName   Op = "GetNetworkByName"
-	OpListEndpoints      Op = "ListEndpoints"
-	OpGetEndpointByName  Op = "GetEndpointByName"
-	OpCreateEndpoint     Op = "CreateEndpoint"
-	OpDeleteEndpoint     Op = "DeleteEndpoint"
-	OpListLoadBalancers  Op = "ListLoadBalancers"
-	OpGetLoadBalancer    Op = "GetLoadBalancer"
-	OpCreateLoadBalancer Op = "CreateLoadBalancer"
-	OpModifyLoadBalancer Op = "ModifyLoadBalancer"
-	OpDeleteLoadBalancer Op = "DeleteLoadBalancer"
+	OpVersion             Op = "Version"
+	OpGetNetworkByName    Op = "GetNetworkByName"
+	OpListEndpoints       Op = "ListEndpoints"
+	OpGetEndpointByName   Op = "GetEndpointByName"
+	OpCreateEndpoint      Op = "CreateEndpoint"
+	OpDeleteEndpoint      Op = "DeleteEndpoint"
+	OpListLoadBalancers   Op = "ListLoadBalancers"
+	OpGetLoadBalancer     Op = "GetLoadBalancer"
+	OpCreateLoadBalancer  Op = "CreateLoadBalancer"
+	OpModifyLoadBalancer  Op = "ModifyLoadBalancer"
+	OpDeleteLoadBalancer  Op = "DeleteLoadBalancer"
+	OpListEndpointIDs     Op = "ListEndpointIDs"
+	OpListLoadBalancerIDs Op = "ListLoadBalancerIDs"
 )
+
+// hcnFixed is what each operation costs in HCN calls through hcsshim v0.15.0 (hcn/*.go), besides
+// the open, query and close of every object a list or a lookup returns (hcnPerObject): a lookup by
+// name or ID is an enumeration with a filter; a create opens the network (endpoints), creates,
+// queries and closes; a modify opens, modifies, queries and closes; a delete is one call; an ID
+// enumeration is one call.
+var hcnFixed = map[Op]int{
+	OpVersion: 1, OpGetNetworkByName: 1, OpListEndpoints: 1, OpGetEndpointByName: 1,
+	OpCreateEndpoint: 5, OpDeleteEndpoint: 1, OpListLoadBalancers: 1, OpGetLoadBalancer: 1,
+	OpCreateLoadBalancer: 3, OpModifyLoadBalancer: 4, OpDeleteLoadBalancer: 1,
+	OpListEndpointIDs: 1, OpListLoadBalancerIDs: 1,
+}
+
+// hcnPerObject is the open, query and close hcsshim makes for every object a list returns.
+const hcnPerObject = 3
 
 // IsWrite reports whether the operation changes HNS state.
 func (o Op) IsWrite() bool {
@@ -42,6 +59,9 @@ type Counts struct {
 	Reads    int
 	Writes   int
 	Failures int
+	// HCN is what the calls would cost on Windows in HCN calls, each a JSON RPC into HNS: a list
+	// of N objects is 1 + 3N of them (see hcnFixed).
+	HCN int
 }
 
 // Total is the number of calls of any kind.
@@ -52,6 +72,7 @@ func (c *Counts) add(op Op) {
 		c.Calls = map[Op]int{}
 	}
 	c.Calls[op]++
+	c.HCN += hcnFixed[op]
 	if op.IsWrite() {
 		c.Writes++
 	} else {

@@ -415,6 +415,9 @@ func TestCounts(t *testing.T) {
 		Calls:  map[sim.Op]int{sim.OpVersion: 1, sim.OpListEndpoints: 1, sim.OpCreateLoadBalancer: 2, sim.OpModifyLoadBalancer: 1, sim.OpDeleteLoadBalancer: 1},
 		Failed: map[sim.Op]int{sim.OpCreateLoadBalancer: 1, sim.OpModifyLoadBalancer: 1},
 		Reads:  2, Writes: 4, Failures: 2,
+		// Through hcsshim: the version 1, the list of the fixture's 2 endpoints 1 + 2×3, two
+		// creates 3 each, the modify 4, the delete 1.
+		HCN: 19,
 	}
 	if diff := cmp.Diff(want, f.s.Counts()); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)

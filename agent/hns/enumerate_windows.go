@@ -1,0 +1,100 @@
+//go:build windows
+
+package hns
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/Microsoft/hcsshim/hcn"
+	"golang.org/x/sys/windows"
+)
+
+// hcsshim calls HcnEnumerateEndpoints and HcnEnumerateLoadBalancers only inside its lists, which
+// then open, query and close every object; the IDs alone are what drift detection needs, so the
+// agent calls them itself.
+var (
+	computeNetwork             = windows.NewLazySystemDLL("computenetwork.dll")
+	procEnumerateEndpoints     = computeNetwork.NewProc("HcnEnumerateEndpoints")
+	procEnumerateLoadBalancers = computeNetwork.NewProc("HcnEnumerateLoadBalancers")
+)
+
+func (windowsClient) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var filter map[string]string
+	if networkID != "" {
+		// hcsshim's filter for the endpoints of a network (ListEndpointsOfNetwork).
+		filter = map[string]string{"VirtualNetwork": networkID}
+	}
+	ids, err := enumerate(procEnumerateEndpoints, filter)
+	if err != nil {
+		return nil, translateErr("ListEndpointIDs", networkID, err, ErrEndpointNotFound)
+	}
+	return ids, nil
+}
+
+func (windowsClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ids, err := enumerate(procEnumerateLoadBalancers, nil)
+	if err != nil {
+		return nil, translateErr("ListLoadBalancerIDs", "", err, ErrLoadBalancerNotFound)
+	}
+	return ids, nil
+}
+
+// enumerate calls one HcnEnumerate* function with hcsshim's default query (schema 2.0) and the
+// filter, and returns the GUIDs it answers, without braces.
+func enumerate(proc *windows.LazyProc, filter map[string]string) ([]string, error) {
+	q := hcn.HostComputeQuery{SchemaVersion: hcn.SchemaVersion{Major: 2, Minor: 0}, Flags: hcn.HostComputeQueryFlagsNone}
+	if filter != nil {
+		f, err := json.Marshal(filter)
+		if err != nil {
+			return nil, err
+		}
+		q.Filter = string(f)
+	}
+	query, err := json.Marshal(q)
+	if err != nil {
+		return nil, err
+	}
+	query16, err := windows.UTF16PtrFromString(string(query))
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.Find(); err != nil {
+		return nil, err
+	}
+	var ids, record *uint16
+	hr, _, _ := proc.Call(uintptr(unsafe.Pointer(query16)), uintptr(unsafe.Pointer(&ids)), uintptr(unsafe.Pointer(&record)))
+	list, errorRecord := takeString(ids), takeString(record)
+	if int32(hr) < 0 {
+		return nil, fmt.Errorf("%s: %w: %s", proc.Name, syscall.Errno(hr), errorRecord)
+	}
+	var out []string
+	if list != "" {
+		if err := json.Unmarshal([]byte(list), &out); err != nil {
+			return nil, fmt.Errorf("%s answered %q: %w", proc.Name, list, err)
+		}
+	}
+	for i, id := range out {
+		out[i] = strings.Trim(id, "{}")
+	}
+	return out, nil
+}
+
+// takeString copies a string HCN allocated and frees it.
+func takeString(p *uint16) string {
+	if p == nil {
+		return ""
+	}
+	defer windows.CoTaskMemFree(unsafe.Pointer(p))
+	return windows.UTF16PtrToString(p)
+}
