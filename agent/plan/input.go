@@ -1,13 +1,16 @@
-// Package plan is the offline preview behind `winproxy-agent plan`: it reads
-// a file describing one node (its resolved config, the cluster objects the
-// agent watches and its HNS host) and shows the HNS objects the agent would
-// program and the status it would report, without touching any HNS.
+// Package plan is the preview behind `winproxy-agent plan`: from a file
+// describing one node (its resolved config, the cluster objects the agent
+// watches and its HNS host), or from a live cluster (FromCluster), it shows
+// the HNS objects the agent would program and the status it would report,
+// and, against a host's saved `hns dump`, the HNS calls it would make;
+// without touching any HNS.
 package plan
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/resolve"
 )
@@ -33,6 +37,13 @@ type File struct {
 	Services           []corev1.Service             `json:"services,omitempty"`
 	EndpointSlices     []discoveryv1.EndpointSlice  `json:"endpointSlices,omitempty"`
 	HNS                Host                         `json:"hns"`
+
+	// Dump, when set, is the host as `winproxy-agent hns dump -o json` saved
+	// it (plan --hns), instead of HNS: the plan then also shows the HNS calls
+	// the agent would make against it. Never read from the file.
+	Dump *hnsdump.Dump `json:"-"`
+	// Assumptions say what FromCluster assumed; the plan repeats them.
+	Assumptions []string `json:"-"`
 }
 
 // Host describes the node's HNS as `hnsdiag list all` would show it.
@@ -71,11 +82,39 @@ type HostEndpoint struct {
 	Remote bool     `json:"remote,omitempty"`
 }
 
-// Parse reads a plan file (YAML or JSON). Unknown fields are errors, so a
-// typo does not silently change the preview.
+// isZero reports whether the file gives no host at all.
+func (h *Host) isZero() bool {
+	return h.Version == "" && h.WindowsServer == "" && h.HostMAC == "" && h.Network == nil && len(h.Endpoints) == 0
+}
+
+// Parse reads a plan file (YAML or JSON), or a WindowsProxyConfig or
+// WindowsProxyNode manifest as it is applied (e.g. one of config/samples),
+// which FromCluster, or the node's name, completes. Unknown fields are
+// errors, so a typo does not silently change the preview.
 func Parse(data []byte) (*File, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("invalid plan file: %w", err)
+	}
 	var f File
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	var into any = &f
+	switch {
+	case head.Kind == "" && head.APIVersion == "":
+	case head.APIVersion != v1alpha1.GroupVersion.String():
+		return nil, fmt.Errorf("a %s %s is no plan input: give a plan file (docs/plan.md), a WindowsProxyConfig or a WindowsProxyNode of %s", head.APIVersion, head.Kind, v1alpha1.GroupVersion)
+	case head.Kind == "WindowsProxyConfig":
+		f.WindowsProxyConfig = &v1alpha1.WindowsProxyConfig{}
+		into = f.WindowsProxyConfig
+	case head.Kind == "WindowsProxyNode":
+		f.WindowsProxyNode = &v1alpha1.WindowsProxyNode{}
+		into = f.WindowsProxyNode
+	default:
+		return nil, fmt.Errorf("a %s is no plan input: give a plan file (docs/plan.md), a WindowsProxyConfig or a WindowsProxyNode", head.Kind)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
 		return nil, fmt.Errorf("invalid plan file: %w", err)
 	}
 	return &f, nil
@@ -120,14 +159,18 @@ func (f *File) Input() (engine.Input, hns.Version, error) {
 	}
 	if f.WindowsProxyConfig != nil && in.NodeName != "" {
 		if in.Node == nil {
-			bad("node %q: not found in nodes; resolving windowsProxyConfig %q needs the Node (its kubelet version, IPs and pod CIDRs)", in.NodeName, f.WindowsProxyConfig.Name)
+			bad("node %q: not found in nodes; resolving windowsProxyConfig %q needs the Node (its kubelet version, IPs and pod CIDRs): "+
+				"read it from the cluster with --kubeconfig, or list it in a plan file (docs/plan.md)", in.NodeName, f.WindowsProxyConfig.Name)
 		} else if cfg, err := resolve.Resolve(&f.WindowsProxyConfig.Spec, in.Node); err != nil {
 			bad("windowsProxyConfig %q on node %q: %v", f.WindowsProxyConfig.Name, in.NodeName, err)
 		} else {
 			in.Config = cfg
 		}
 	}
-	validateConfig(&in.Config, bad)
+	if f.WindowsProxyNode != nil || in.Config.Network.Name != "" {
+		// A config that could not be resolved was reported above.
+		validateConfig(&in.Config, bad)
+	}
 
 	for i := range f.Services {
 		s := &f.Services[i]
@@ -139,9 +182,86 @@ func (f *File) Input() (engine.Input, hns.Version, error) {
 		validateSlice(i, s, bad)
 		in.EndpointSlices = append(in.EndpointSlices, s)
 	}
-	v, view := f.HNS.view(bad)
-	in.HNS = view
+	var v hns.Version
+	if f.Dump != nil {
+		if !f.HNS.isZero() {
+			bad("hns: give the host in the file or as an hns dump, not both")
+		}
+		v, in.HNS = dumpView(f.Dump, &in, bad)
+	} else {
+		v, in.HNS = f.HNS.view(bad)
+	}
 	return in, v, errors.Join(errs...)
+}
+
+// dumpView is the view the agent would have of the dumped host: its
+// configured network, that network's endpoints, and the MAC of the
+// interface holding the node IP.
+func dumpView(d *hnsdump.Dump, in *engine.Input, bad func(string, ...any)) (hns.Version, engine.HNSView) {
+	if d.APIVersion != hnsdump.APIVersion || d.Kind != hnsdump.Kind {
+		bad("--hns: not an hns dump (apiVersion %q, kind %q): take one with winproxy-agent hns dump -o json", d.APIVersion, d.Kind)
+		return hns.Version{}, engine.HNSView{}
+	}
+	v, err := d.Version()
+	if err != nil {
+		bad("--hns: %v", err)
+	}
+	view := engine.HNSView{Capabilities: hns.CapabilitiesFor(v)}
+	name := in.Config.Network.Name
+	if name == "" {
+		return v, view // the config's problem, reported already
+	}
+	i := slices.IndexFunc(d.Networks, func(n hns.Network) bool { return n.Name == name })
+	if i < 0 {
+		names := make([]string, len(d.Networks))
+		for j, n := range d.Networks {
+			names[j] = n.Name
+		}
+		bad("--hns: the dump records network(s) [%s], not %q, the config's: take it with winproxy-agent hns dump --network %s -o json", strings.Join(names, ", "), name, name)
+		return v, view
+	}
+	view.Found, view.Network = true, d.Networks[i]
+	for _, ep := range d.Endpoints {
+		if strings.EqualFold(ep.NetworkID, view.Network.ID) {
+			view.Endpoints = append(view.Endpoints, ep.Endpoint)
+		}
+	}
+	for _, ip := range nodeIPs(in) {
+		if view.HostMAC = d.HostMAC(ip); view.HostMAC != "" {
+			break
+		}
+	}
+	return v, view
+}
+
+// nodeIPs are the addresses the agent looks up the host MAC for, in its
+// order: the resolved config's node IPs, then the Node's InternalIPs,
+// IPv4 first.
+func nodeIPs(in *engine.Input) []netip.Addr {
+	candidates := slices.Clone(in.Config.NodeIPs)
+	if in.Node != nil {
+		for _, a := range in.Node.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				candidates = append(candidates, a.Address)
+			}
+		}
+	}
+	var ips []netip.Addr
+	for _, c := range candidates {
+		if ip, err := netip.ParseAddr(c); err == nil {
+			ips = append(ips, ip)
+		}
+	}
+	slices.SortStableFunc(ips, func(x, y netip.Addr) int {
+		switch {
+		case x.Is4() == y.Is4():
+			return 0
+		case x.Is4():
+			return -1
+		}
+		return 1
+	})
+	return ips
 }
 
 func validateConfig(c *v1alpha1.ResolvedProxyConfig, bad func(string, ...any)) {

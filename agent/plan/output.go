@@ -26,6 +26,15 @@ type Plan struct {
 	RemoteEndpoints   []RemoteEndpoint `json:"remoteEndpoints"`
 	SourceVIPEndpoint *RemoteEndpoint  `json:"sourceVIPEndpoint,omitempty"`
 	Problems          []Problem        `json:"problems"`
+	// Assumptions say what was assumed about the host or the config, when
+	// the plan was read from a cluster without the host's dump.
+	Assumptions []string `json:"assumptions,omitempty"`
+	// HNSCalls, HostLoadBalancers and HostEndpoints are set against an hns
+	// dump (plan --hns): the writes the agent would make, in order, and what
+	// becomes of each object the host holds.
+	HNSCalls          []Call       `json:"hnsCalls,omitempty"`
+	HostLoadBalancers []HostObject `json:"hostLoadBalancers,omitempty"`
+	HostEndpoints     []HostObject `json:"hostEndpoints,omitempty"`
 }
 
 // Status is what the agent would write into WindowsProxyNode.status.
@@ -134,6 +143,16 @@ func Build(f *File) (*Plan, error) {
 	for _, pr := range d.Problems() {
 		p.Problems = append(p.Problems, Problem(pr))
 	}
+	p.Assumptions = f.Assumptions
+	if f.Dump != nil {
+		p.HNSCalls, p.HostLoadBalancers, p.HostEndpoints, err = against(f.Dump, in.Config.Network.Name, in.HNS.HostMAC, in)
+		if err != nil {
+			return nil, fmt.Errorf("applying the plan to the dumped host: %w", err)
+		}
+		if p.HNSCalls == nil {
+			p.HNSCalls = []Call{}
+		}
+	}
 	return p, nil
 }
 
@@ -216,6 +235,9 @@ func (p *Plan) WriteTable(w io.Writer) error {
 	if !s.Programmable {
 		fmt.Fprintf(tw, "Programmable:\tno: HNS would be left as it is\n")
 	}
+	for _, a := range p.Assumptions {
+		fmt.Fprintf(tw, "Assumed:\t%s\n", a)
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CONDITION\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range s.Conditions {
@@ -253,6 +275,23 @@ func (p *Plan) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw, "SERVICE\tREASON\tMESSAGE")
 		for _, pr := range p.Problems {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", or(pr.Service, "(node)"), pr.Reason, pr.Message)
+		}
+	}
+	if p.HNSCalls != nil {
+		fmt.Fprintf(tw, "\nHNS CALLS AGAINST THE DUMP (%d)\n", len(p.HNSCalls))
+		fmt.Fprintln(tw, "CALL\tID\tOWNER\tOBJECT\tERROR")
+		for _, c := range p.HNSCalls {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
+		}
+		for _, host := range []struct {
+			title   string
+			objects []HostObject
+		}{{"HOST LOAD BALANCERS", p.HostLoadBalancers}, {"HOST ENDPOINTS", p.HostEndpoints}} {
+			fmt.Fprintf(tw, "\n%s (%d)\n", host.title, len(host.objects))
+			fmt.Fprintln(tw, "ID\tOWNER\tOUTCOME\tOBJECT")
+			for _, o := range host.objects {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.ID, o.Owner, o.Outcome, o.Object)
+			}
 		}
 	}
 	return tw.Flush()

@@ -1,51 +1,137 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/agent/plan"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
+type planOptions struct {
+	file, output, kubeconfig, node, dump string
+}
+
 func newPlanCommand() *cobra.Command {
-	var file, output string
+	var o planOptions
 	cmd := &cobra.Command{
-		Use:   "plan -f FILE [-o table|json]",
-		Short: "Preview the HNS objects and status of a node, offline",
-		Long: `plan reads a file describing one Windows node — its resolved config (a WindowsProxyNode,
-or a WindowsProxyConfig plus the node's name), Nodes, Services, EndpointSlices and its HNS host —
-and prints the HNS load balancers and endpoints the agent would program and the status it would
-report. Nothing is read from a cluster and no HNS is touched. See docs/plan.md for the format.`,
+		Use:   "plan [-f FILE] [--kubeconfig PATH] [--node NAME] [--hns DUMP] [-o table|json]",
+		Short: "Preview the HNS objects and status of a node, from a file or a live cluster",
+		Long: `plan shows what the agent would program into one Windows node's HNS and the status it would report,
+without touching any HNS.
+
+Offline, -f names a plan file describing the node: its resolved config (a WindowsProxyNode, or a
+WindowsProxyConfig plus the node's name), Nodes, Services, EndpointSlices and its HNS host (see
+docs/plan.md).
+
+With --kubeconfig (or without -f, through $KUBECONFIG), the node named by --node is read from the
+cluster as its agent reads it: its WindowsProxyNode, the Nodes, and the Services and EndpointSlices
+kube-proxy would proxy. -f may then give a WindowsProxyConfig manifest as it is applied (e.g.
+config/samples/calico-overlay-dsr.yaml) to preview that config on the node instead.
+
+--hns names the host's saved 'winproxy-agent hns dump --network NAME -o json': the plan reads the
+host from it and also lists the HNS calls the agent would make against it and what becomes of each
+load balancer and endpoint there, foreign ones (kube-proxy's) included. Without it and without a
+host in the file, the host a CNI usually leaves is assumed, and the plan says what it assumed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return fmt.Errorf("-o %q: must be table or json", output)
-			}
-			data, err := readInput(cmd.InOrStdin(), file)
-			if err != nil {
-				return err
-			}
-			f, err := plan.Parse(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			p, err := plan.Build(f)
-			if err != nil {
-				return fmt.Errorf("%s:\n%w", file, err)
-			}
-			if output == "json" {
-				return p.WriteJSON(cmd.OutOrStdout())
-			}
-			return p.WriteTable(cmd.OutOrStdout())
+			return runPlan(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), o, cmd.Flags().Changed("kubeconfig"))
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "plan file, YAML or JSON (- for standard input)")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	_ = cmd.MarkFlagRequired("file")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file, or a WindowsProxyConfig or WindowsProxyNode manifest; YAML or JSON (- for standard input)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "read the node, its config, Services and EndpointSlices from this cluster (default: $KUBECONFIG, ~/.kube/config)")
+	cmd.Flags().StringVar(&o.node, "node", "", "the node to plan for (required with a cluster, or with a WindowsProxyConfig manifest)")
+	cmd.Flags().StringVar(&o.dump, "hns", "", "the host's HNS as winproxy-agent hns dump --network NAME -o json saved it")
 	return cmd
+}
+
+func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions, kubeconfigSet bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.output != "table" && o.output != "json" {
+		return fmt.Errorf("-o %q: must be table or json", o.output)
+	}
+	live := kubeconfigSet || o.file == ""
+	if live && o.node == "" {
+		return errors.New("--node is required to plan from a cluster (or give a plan file with -f)")
+	}
+	source := o.file
+	f := &plan.File{}
+	if o.file != "" {
+		data, err := readInput(stdin, o.file)
+		if err != nil {
+			return err
+		}
+		if f, err = plan.Parse(data); err != nil {
+			return fmt.Errorf("%s: %w", o.file, err)
+		}
+		if !live && o.node != "" {
+			if f.Node != "" && f.Node != o.node {
+				return fmt.Errorf("%s is for node %q, not %q", o.file, f.Node, o.node)
+			}
+			f.Node = o.node
+		}
+	}
+	if o.dump != "" {
+		data, err := os.ReadFile(o.dump)
+		if err != nil {
+			return err
+		}
+		f.Dump = &hnsdump.Dump{}
+		if err := yaml.UnmarshalStrict(data, f.Dump); err != nil {
+			return fmt.Errorf("%s: not an hns dump: %w", o.dump, err)
+		}
+	}
+	if live {
+		c, err := clusterClient(o.kubeconfig)
+		if err != nil {
+			return err
+		}
+		if err := plan.FromCluster(ctx, c, o.node, f); err != nil {
+			return err
+		}
+		source = "node " + o.node
+	}
+	p, err := plan.Build(f)
+	if err != nil {
+		return fmt.Errorf("%s:\n%w", source, err)
+	}
+	if o.output == "json" {
+		return p.WriteJSON(out)
+	}
+	return p.WriteTable(out)
+}
+
+// clusterClient reads the cluster of a kubeconfig found by client-go's rules: the path given, or
+// $KUBECONFIG, or ~/.kube/config.
+func clusterClient(kubeconfig string) (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 func readInput(stdin io.Reader, file string) ([]byte, error) {

@@ -66,6 +66,12 @@ func WithStateFile(path string) Option {
 	return func(s *Sim) { s.store = &store{path: path} }
 }
 
+// WithState starts the host from st instead of an empty one, e.g. from a
+// host's saved HNS dump, to see what a sync would do to it (winproxy-agent
+// plan --hns). Without a state file only: a file's content describes the
+// host.
+func WithState(st State) Option { return func(s *Sim) { s.h = hostFromState(st) } }
+
 // New builds a simulator. It fails only when the state file cannot be used.
 func New(opts ...Option) (*Sim, error) {
 	s := &Sim{h: newHost(WS2022), latency: map[Op]time.Duration{}, sleep: sleepCtx}

@@ -1,0 +1,258 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/hnsdump"
+)
+
+// Call is one HNS write the agent would make against the dumped host.
+type Call struct {
+	// Operation is the HNS call: CreateLoadBalancer, ModifyLoadBalancer, DeleteLoadBalancer,
+	// CreateEndpoint or DeleteEndpoint.
+	Operation string `json:"operation"`
+	// ID and Owner are those of the object modified or deleted.
+	ID    string `json:"id,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	// Object is what is created, what a modify writes, or what a deleted object holds.
+	Object string `json:"object"`
+	// Error is the simulated HNS's answer when it would refuse the call.
+	Error string `json:"error,omitempty"`
+}
+
+// HostObject is a load balancer or endpoint of the dumped host and what the agent would do to it.
+type HostObject struct {
+	ID     string `json:"id"`
+	Owner  string `json:"owner"`
+	Object string `json:"object"`
+	// Outcome is kept (winproxy's, unchanged), adopted (foreign, identical to one the agent
+	// wants: recorded as winproxy's without a call), modified, deleted, or left alone (foreign).
+	Outcome string `json:"outcome"`
+}
+
+// Outcomes of a host object.
+const (
+	OutcomeKept      = "kept"
+	OutcomeAdopted   = "adopted"
+	OutcomeModified  = "modified"
+	OutcomeDeleted   = "deleted"
+	OutcomeLeftAlone = "left alone"
+)
+
+// against runs the agent's applier once, as a newly started agent, against a simulated host
+// holding what the dump holds, with the dump's winproxy load balancers in its ledger: the calls
+// it makes are the ones the agent would make on that host.
+func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (calls []Call, lbs, eps []HostObject, err error) {
+	v, err := d.Version()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st := sim.State{Profile: simProfile(v, d.Host.WindowsBuild), Networks: d.Networks}
+	owners := map[string]string{}
+	for _, lb := range d.LoadBalancers {
+		st.LoadBalancers = append(st.LoadBalancers, lb.LoadBalancer)
+		owners[strings.ToUpper(lb.ID)] = lb.Owner
+	}
+	for _, ep := range d.Endpoints {
+		st.Endpoints = append(st.Endpoints, ep.Endpoint)
+		owners[strings.ToUpper(ep.ID)] = ep.Owner
+	}
+	host := sim.MustNew(sim.WithState(st))
+	ledger, err := hns.OpenLedger("")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	owned := hns.NewOwned(host, ledger)
+	for _, lb := range d.LoadBalancers {
+		if lb.Owner == hnsdump.OwnerWinproxy {
+			if err := owned.Adopt(lb.LoadBalancer); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+
+	ctx := context.Background()
+	rec := &recorder{Client: host, owners: owners, before: d}
+	a := apply.New(rec, ledger)
+	o, err := a.Observe(ctx, networkName, hostMAC)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in.HNS = o.View
+	if _, err := a.Apply(ctx, o, engine.Compute(in)); err != nil {
+		return rec.calls, nil, nil, err
+	}
+
+	for _, lb := range d.LoadBalancers {
+		outcome := rec.outcome(lb.ID, lb.Owner)
+		if outcome == OutcomeLeftAlone && ledger.Has(lb.ID) {
+			outcome = OutcomeAdopted
+		}
+		lbs = append(lbs, HostObject{ID: lb.ID, Owner: lb.Owner, Object: describeLB(lb.LoadBalancer, d.Endpoints), Outcome: outcome})
+	}
+	for _, ep := range d.Endpoints {
+		eps = append(eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: rec.outcome(ep.ID, ep.Owner)})
+	}
+	return rec.calls, lbs, eps, nil
+}
+
+// simProfile is the simulator profile of the dumped host: the built-in one of its Windows build
+// (for that release's quirks), or of the newest release its HNS version reaches, with the dump's
+// HNS version.
+func simProfile(v hns.Version, build string) sim.Profile {
+	profiles := sim.Profiles()
+	p := profiles[0]
+	for _, c := range profiles {
+		if strconv.Itoa(c.Build) == build {
+			p = c
+			break
+		}
+		if v.AtLeast(c.Version) {
+			p = c
+		}
+	}
+	p.Version = v
+	return p
+}
+
+// recorder passes HNS calls through and records the writes.
+type recorder struct {
+	hns.Client
+	owners map[string]string // by upper-case ID, as dumped
+	before *hnsdump.Dump
+	calls  []Call
+}
+
+func (r *recorder) record(op, id, object string, err error) {
+	c := Call{Operation: op, ID: id, Owner: r.owners[strings.ToUpper(id)], Object: object}
+	if err != nil {
+		c.Error = err.Error()
+	}
+	r.calls = append(r.calls, c)
+}
+
+// outcome is what the recorded calls did to the dumped object id.
+func (r *recorder) outcome(id, owner string) string {
+	for _, c := range slices.Backward(r.calls) {
+		if c.Error != "" || !strings.EqualFold(c.ID, id) {
+			continue
+		}
+		if strings.HasPrefix(c.Operation, "Delete") {
+			return OutcomeDeleted
+		}
+		return OutcomeModified
+	}
+	if owner == hnsdump.OwnerWinproxy {
+		return OutcomeKept
+	}
+	return OutcomeLeftAlone
+}
+
+// endpoints lists the host's endpoints now, to name backends by IP.
+func (r *recorder) endpoints(ctx context.Context) []hnsdump.Endpoint {
+	eps, _ := r.ListEndpoints(ctx, "")
+	out := make([]hnsdump.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = hnsdump.Endpoint{Endpoint: ep}
+	}
+	return out
+}
+
+func (r *recorder) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	out, err := r.Client.CreateEndpoint(ctx, networkID, ep)
+	r.record("CreateEndpoint", "", describeEndpoint(ep), err)
+	return out, err
+}
+
+func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
+	object := ""
+	eps := r.endpoints(ctx)
+	if i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return strings.EqualFold(ep.ID, id) }); i >= 0 {
+		object = describeEndpoint(eps[i].Endpoint)
+	}
+	err := r.Client.DeleteEndpoint(ctx, id)
+	r.record("DeleteEndpoint", id, object, err)
+	return err
+}
+
+func (r *recorder) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	out, err := r.Client.CreateLoadBalancer(ctx, lb)
+	r.record("CreateLoadBalancer", "", describeLB(lb, r.endpoints(ctx)), err)
+	return out, err
+}
+
+func (r *recorder) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	out, err := r.Client.ModifyLoadBalancer(ctx, id, lb)
+	r.record("ModifyLoadBalancer", id, describeLB(lb, r.endpoints(ctx)), err)
+	return out, err
+}
+
+func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
+	object := ""
+	if cur, err := r.GetLoadBalancer(ctx, id); err == nil {
+		object = describeLB(cur, r.endpoints(ctx))
+	}
+	err := r.Client.DeleteLoadBalancer(ctx, id)
+	r.record("DeleteLoadBalancer", id, object, err)
+	return err
+}
+
+// describeLB renders a load balancer for people: frontend, flags, source VIP and backends by IP
+// (an ID no endpoint has keeps its ID with a '?').
+func describeLB(lb hns.LoadBalancer, eps []hnsdump.Endpoint) string {
+	s := lb.Frontend().String()
+	if f := hnsdump.PortFlags(lb.PortMapping.Flags); f != "-" {
+		s += " " + f
+	}
+	if lb.IsDSR() {
+		s += " DSR"
+	}
+	if lb.PortMapping.DistributionType == hns.DistributionSourceIP {
+		s += " ClientIP"
+	}
+	if lb.SourceVIP.IsValid() {
+		s += " source-vip " + lb.SourceVIP.String()
+	}
+	backends := make([]string, 0, len(lb.BackendEndpointIDs))
+	for _, id := range lb.BackendEndpointIDs {
+		i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return strings.EqualFold(ep.ID, id) })
+		switch {
+		case i >= 0 && len(eps[i].IPs) > 0:
+			backends = append(backends, eps[i].IPs[0].String())
+		default:
+			backends = append(backends, id+"?")
+		}
+	}
+	slices.Sort(backends)
+	return s + " backends " + orDash(strings.Join(backends, ","))
+}
+
+// describeEndpoint renders an endpoint for people: kind, name, IPs, MAC and provider address.
+func describeEndpoint(ep hns.Endpoint) string {
+	kind := "local"
+	if ep.Remote {
+		kind = "remote"
+	}
+	ips := make([]string, len(ep.IPs))
+	for i, ip := range ep.IPs {
+		ips[i] = ip.String()
+	}
+	s := fmt.Sprintf("%s %s %s", kind, orDash(ep.Name), orDash(strings.Join(ips, ",")))
+	if ep.MAC != "" {
+		s += " mac " + ep.MAC
+	}
+	if ep.ProviderAddress.IsValid() {
+		s += " pa " + ep.ProviderAddress.String()
+	}
+	return s
+}
+
+func orDash(s string) string { return or(s, "-") }
