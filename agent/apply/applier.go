@@ -136,6 +136,29 @@ func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Obs
 	return o, true
 }
 
+// Verify checks by IDs alone that HNS holds exactly the endpoints and load
+// balancers Recall would return: two ID enumerations, no object opened,
+// where a list opens, queries and closes every one. It is how the agent
+// finds, between full lists, that someone created or deleted objects (the
+// CNI replacing a pod's endpoint, an admin deleting a load balancer); a
+// change of content in place is found only by a list. False, with no
+// call, when there is nothing to recall.
+func (a *Applier) Verify(ctx context.Context) (bool, error) {
+	network, _, _, ok := a.model.recall()
+	if !ok {
+		return false, nil
+	}
+	epIDs, err := a.raw.ListEndpointIDs(ctx, network.ID)
+	if err != nil {
+		return false, err
+	}
+	lbIDs, err := a.raw.ListLoadBalancerIDs(ctx)
+	if err != nil {
+		return false, err
+	}
+	return a.model.matches(epIDs, lbIDs), nil
+}
+
 func (a *Applier) observe(ctx context.Context, networkName, hostMAC string) (*Observation, error) {
 	if a.version == nil {
 		v, err := a.raw.Version(ctx)

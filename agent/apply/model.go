@@ -34,11 +34,14 @@ type model struct {
 	// are safe: a handed-out slice keeps its length.
 	epGone, lbGone map[string]bool
 	lbNow          map[string]hns.LoadBalancer
+	// ids are the upper-case IDs of every object in the model, for
+	// matches; built on its first use after a list, then kept up to date.
+	ids map[string]struct{}
 }
 
 // listed makes eps and lbs, just listed from the network, the model.
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
-	m.valid, m.network, m.eps, m.lbs = true, network, eps, lbs
+	m.valid, m.network, m.eps, m.lbs, m.ids = true, network, eps, lbs, nil
 	clear(m.epGone)
 	clear(m.lbGone)
 	clear(m.lbNow)
@@ -77,6 +80,47 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	return m.network, m.eps, m.lbs, true
 }
 
+// matches reports whether HNS holds exactly the objects of the model, by
+// their IDs as HcnEnumerate* answers them: as many IDs as the model has
+// objects, each one of them.
+func (m *model) matches(epIDs, lbIDs []string) bool {
+	_, eps, lbs, ok := m.recall()
+	if !ok || len(epIDs) != len(eps) || len(lbIDs) != len(lbs) {
+		return false
+	}
+	if m.ids == nil {
+		m.ids = make(map[string]struct{}, len(eps)+len(lbs))
+		for _, ep := range eps {
+			m.ids[strings.ToUpper(ep.ID)] = struct{}{}
+		}
+		for _, lb := range lbs {
+			m.ids[strings.ToUpper(lb.ID)] = struct{}{}
+		}
+	}
+	for _, ids := range [][]string{epIDs, lbIDs} {
+		for _, id := range ids {
+			// ToUpper returns an upper-case string as it is, without a copy.
+			if _, ok := m.ids[strings.ToUpper(id)]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// added and removed keep ids up to date with a write, once it was built.
+func (m *model) added(id string) {
+	if m.ids != nil {
+		m.ids[strings.ToUpper(id)] = struct{}{}
+	}
+}
+
+func (m *model) removed(id string) {
+	if m.ids != nil {
+		delete(m.ids, strings.ToUpper(id))
+	}
+}
+
 // wrote updates the model after a write: err == nil means done; a
 // not-found answer to a delete means gone all the same; any other error
 // leaves HNS in a state the applier cannot know (a timeout may still be
@@ -96,6 +140,7 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 	m.wrote(err, false, func() {
 		if strings.EqualFold(networkID, m.network.ID) {
 			m.eps = append(m.eps, created)
+			m.added(created.ID)
 		}
 	})
 	return created, err
@@ -103,13 +148,13 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 
 func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
 	err := m.Client.DeleteEndpoint(ctx, id)
-	m.wrote(err, true, func() { mark(&m.epGone, id) })
+	m.wrote(err, true, func() { mark(&m.epGone, id); m.removed(id) })
 	return err
 }
 
 func (m *model) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	created, err := m.Client.CreateLoadBalancer(ctx, lb)
-	m.wrote(err, false, func() { m.lbs = append(m.lbs, created) })
+	m.wrote(err, false, func() { m.lbs = append(m.lbs, created); m.added(created.ID) })
 	return created, err
 }
 
@@ -128,7 +173,7 @@ func (m *model) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBa
 
 func (m *model) DeleteLoadBalancer(ctx context.Context, id string) error {
 	err := m.Client.DeleteLoadBalancer(ctx, id)
-	m.wrote(err, true, func() { mark(&m.lbGone, id) })
+	m.wrote(err, true, func() { mark(&m.lbGone, id); m.removed(id) })
 	return err
 }
 

@@ -135,3 +135,42 @@ func TestRecallNeedsTheListedNetwork(t *testing.T) {
 		t.Fatal("recalled the endpoints of a network that is gone")
 	}
 }
+
+// TestVerifyFindsObjectsThatCameOrWent: two ID enumerations tell whether
+// the model still holds, after the applier's own writes too; an object
+// deleted or created behind its back makes it false.
+func TestVerifyFindsObjectsThatCameOrWent(t *testing.T) {
+	h := newHost(t, sim.WS2022, true, false)
+	workload(h)
+	h.sync()
+	verify := func(want bool, when string) {
+		t.Helper()
+		h.sim.Reset()
+		got, err := h.app.Verify(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: Verify() = %v, want %v", when, got, want)
+		}
+		if c := h.sim.Counts(); c.Reads != 2 || c.HCN != 2 {
+			t.Errorf("%s: %d reads costing %d HCN calls (%v), want the 2 ID enumerations", when, c.Reads, c.HCN, c.Calls)
+		}
+	}
+	verify(true, "after a full sync")
+	h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2")
+	h.recalledSync()
+	verify(true, "after the agent's own writes")
+
+	if err := h.sim.RemoveLoadBalancer(h.lbIDByVIP("10.20.30.42", 80)); err != nil {
+		t.Fatal(err)
+	}
+	verify(false, "a load balancer deleted behind the agent's back")
+	h.sync()
+	verify(true, "after the repair")
+
+	if _, err := h.sim.AddLocalEndpoint(netName, "pod-192.168.1.7", ip("192.168.1.7")); err != nil {
+		t.Fatal(err)
+	}
+	verify(false, "a pod's endpoint the CNI created")
+}

@@ -103,8 +103,9 @@ type agent struct {
 	lastHealth  healthReport
 	lastFailed  bool
 	limiter     eventLimiter
-	// lastListed is when HNS was last listed (Observe): drift detection is due a period later.
-	lastListed time.Time
+	// lastListed is when HNS was last listed, lastChecked when it was last listed or found by
+	// its IDs to hold what the applier recalls (hnsState).
+	lastListed, lastChecked time.Time
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -440,15 +441,29 @@ func (a *agent) compute(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, n
 	return obs, desired, nil
 }
 
-// hnsState is what a sync starts from. HNS is listed once per sync period, which is how the agent
-// finds what others changed (drift); in between, a sync a change triggered starts from what the
-// applier recalls of the last list and its own writes since, and so lists nothing: on Windows a
-// list opens and queries every object, the bulk of a sync's cost at scale. Recalled is false
-// when HNS was listed.
+// fullListEvery is how many sync periods may pass between two full lists of HNS. Between them,
+// drift detection enumerates IDs only, which finds objects created or deleted behind the agent's
+// back (the CNI replacing a pod's endpoint, an admin deleting a load balancer) but not one changed
+// in place; the full list finds that.
+const fullListEvery = 10
+
+// hnsState is what a sync starts from. On Windows a list opens and queries every object, the bulk
+// of a sync's cost at scale, so a sync lists HNS only when it must: once every fullListEvery
+// periods, when the ID check that runs once a period finds that objects came or went, and when
+// the applier has nothing to recall (a new process, a failed write, a recreated network). Any
+// other sync, most of all one a change triggered, starts from what the applier recalls of the
+// last list and its own writes since. Recalled is false when HNS was listed.
 func (a *agent) hnsState(ctx context.Context, network, mac string, period time.Duration) (obs *apply.Observation, recalled bool, err error) {
+	now := a.opts.Clock.Now()
 	// Nine tenths: the periodic sync comes a period after the last sync started, not after the
-	// last list; it must not miss the list by a hair.
-	if a.opts.Clock.Since(a.lastListed) < period*9/10 {
+	// last check; it must not miss the check by a hair.
+	trust := now.Sub(a.lastChecked) < period*9/10
+	if !trust && now.Sub(a.lastListed) < fullListEvery*period {
+		if same, err := a.applier.Verify(ctx); err == nil && same {
+			a.lastChecked, trust = now, true
+		}
+	}
+	if trust {
 		if obs, ok := a.applier.Recall(ctx, network, mac); ok {
 			return obs, true, nil
 		}
@@ -460,7 +475,8 @@ func (a *agent) hnsState(ctx context.Context, network, mac string, period time.D
 func (a *agent) observe(ctx context.Context, network, mac string) (*apply.Observation, error) {
 	obs, err := a.applier.Observe(ctx, network, mac)
 	if err == nil {
-		a.lastListed = a.opts.Clock.Now()
+		now := a.opts.Clock.Now()
+		a.lastListed, a.lastChecked = now, now
 	}
 	return obs, err
 }
