@@ -74,14 +74,11 @@ type AgentOptions struct {
 // StartAgent starts winproxy-agent for node n on its simulated host at hostFile, with metrics
 // and its own probes on free loopback ports.
 func StartAgent(binDir, logDir, hostFile string, n Node, o AgentOptions) (*Process, error) {
-	metrics, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	health, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	metrics, health := ports[0], ports[1]
 	args := []string{
 		"run", "--node-name", n.Name,
 		"--hns=sim", "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile,
@@ -247,12 +244,17 @@ func (p *Process) Wait(timeout time.Duration) int {
 	}
 }
 
-// freePort returns a loopback address with a port that was free a moment ago.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freePorts returns n loopback addresses with ports that were free a moment ago. The listeners are
+// held until all n are picked: closed one by one, the kernel may hand the same port out twice.
+func freePorts(n int) ([]string, error) {
+	addrs := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return addrs, nil
 }
