@@ -11,6 +11,12 @@
 // cannot get the new config at all. A node that reports Degraded for its new config, or misses
 // the progress deadline before it first programmed it, stalls the rollout: nobody else is updated
 // until it recovers or the config changes again.
+//
+// A stall waits for the node; a failure (Failures) is what an automatic rollback acts on, and a
+// rollback is not undone, so a failure needs the progress deadline to pass: a node that did not
+// program its new config within the deadline, or programmed it and then reported Degraded for it
+// for a whole deadline. A rollback is a rollout whose desired hashes are those of the last good
+// config: Compute paces it the same way.
 package rollout
 
 import (
@@ -44,6 +50,8 @@ type Node struct {
 	ProgrammedOnce bool
 	// Degraded is true when the agent reports Degraded for Current.
 	Degraded bool
+	// DegradedSince is when the agent started reporting Degraded for Current, when it does.
+	DegradedSince time.Time
 	// UpdatedAt is when Current was written.
 	UpdatedAt time.Time
 }
@@ -67,6 +75,15 @@ type Stall struct {
 	// DeadlineExceeded is true when the node did not report in time; false when it reported
 	// Degraded.
 	DeadlineExceeded bool
+}
+
+// Failure is a node that failed the config it was given.
+type Failure struct {
+	// Node is the node's name.
+	Node string
+	// AfterProgramming is true when the node programmed the config and then reported Degraded
+	// for it; false when it did not program it within the progress deadline.
+	AfterProgramming bool
 }
 
 // Plan is the outcome of one step.
@@ -163,4 +180,43 @@ func Compute(nodes []Node, o Options) Plan {
 		p.RequeueAfter = o.ProgressDeadline
 	}
 	return p
+}
+
+// Failures lists, in name order, the nodes that failed their desired config: those that did not
+// program it within the progress deadline of receiving it (Degraded, waiting or silent alike),
+// and those that programmed it and then reported Degraded for it for a whole progress deadline.
+// It also returns how long until the next node fails if nothing changes, zero when none will.
+// Only nodes that run their desired config, as this config wrote it, can fail it. Callers ask only
+// while a rollout is under way: once every node programmed a config, it is the last good one and
+// there is nothing to roll back to.
+func Failures(nodes []Node, o Options) ([]Failure, time.Duration) {
+	var out []Failure
+	var next time.Duration
+	for _, n := range nodes {
+		if n.Desired == "" || n.Current != n.Desired || n.Foreign || n.Drifted || n.Programmed {
+			continue
+		}
+		var f Failure
+		var since time.Time
+		switch {
+		case !n.ProgrammedOnce:
+			f, since = Failure{Node: n.Name}, n.UpdatedAt
+		case n.Degraded:
+			f, since = Failure{Node: n.Name, AfterProgramming: true}, n.DegradedSince
+			if since.Before(n.UpdatedAt) {
+				since = n.UpdatedAt
+			}
+		default:
+			// A lapse without Degraded (the network being recreated, say) is not the config's doing.
+			continue
+		}
+		switch left := since.Add(o.ProgressDeadline).Sub(o.Now); {
+		case left <= 0:
+			out = append(out, f)
+		case next == 0 || left < next:
+			next = left
+		}
+	}
+	slices.SortFunc(out, func(a, b Failure) int { return cmp.Compare(a.Node, b.Node) })
+	return out, next
 }

@@ -209,3 +209,109 @@ func TestMaxUnavailable(t *testing.T) {
 		}
 	}
 }
+
+func TestFailures(t *testing.T) {
+	opts := Options{MaxUnavailable: 1, ProgressDeadline: 5 * time.Minute, Now: now}
+	// degradedAfter is a node that programmed "new" at -10m and reports Degraded since ago.
+	degradedAfter := func(name string, ago time.Duration) Node {
+		return Node{Name: name, Desired: "new", Current: "new", ProgrammedOnce: true, Degraded: true,
+			DegradedSince: now.Add(-ago), UpdatedAt: now.Add(-10 * time.Minute)}
+	}
+	tests := []struct {
+		name     string
+		nodes    []Node
+		want     []Failure
+		wantNext time.Duration
+	}{
+		{
+			name:  "programmed nodes and nodes waiting for their turn do not fail",
+			nodes: []Node{on("a", "new", true), on("b", "old", true), on("c", "old", false)},
+		},
+		{
+			name:     "a node reporting Degraded before programming fails at the deadline, not at once",
+			nodes:    []Node{{Name: "a", Desired: "new", Current: "new", Degraded: true, DegradedSince: now, UpdatedAt: now.Add(-time.Minute)}},
+			wantNext: 4 * time.Minute,
+		},
+		{
+			name: "silent, waiting and Degraded nodes past the deadline all fail, in name order",
+			nodes: []Node{
+				{Name: "c", Desired: "new", Current: "new", Degraded: true, UpdatedAt: now.Add(-5 * time.Minute)},
+				{Name: "a", Desired: "new", Current: "new", UpdatedAt: now.Add(-6 * time.Minute)},
+				{Name: "b", Desired: "new", Current: "new", UpdatedAt: now.Add(-time.Minute)},
+			},
+			want:     []Failure{{Node: "a"}, {Node: "c"}},
+			wantNext: 4 * time.Minute,
+		},
+		{
+			name:     "Degraded after programming counts from when it turned Degraded",
+			nodes:    []Node{degradedAfter("a", 5*time.Minute), degradedAfter("b", 2*time.Minute)},
+			want:     []Failure{{Node: "a", AfterProgramming: true}},
+			wantNext: 3 * time.Minute,
+		},
+		{
+			name: "Degraded since before the node got the config counts from when it got it",
+			nodes: []Node{{Name: "a", Desired: "new", Current: "new", ProgrammedOnce: true, Degraded: true,
+				DegradedSince: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Minute)}},
+			wantNext: 4 * time.Minute,
+		},
+		{
+			name:  "a lapse without Degraded after programming is not a failure",
+			nodes: []Node{lapsed("a", false)},
+		},
+		{
+			name: "nodes on another config, another config's nodes, edited specs and unresolved nodes cannot fail",
+			nodes: []Node{
+				{Name: "a", Desired: "new", Current: "old", Degraded: true, UpdatedAt: now.Add(-time.Hour)},
+				{Name: "b", Desired: "new", Current: "new", Foreign: true, UpdatedAt: now.Add(-time.Hour)},
+				{Name: "c", Desired: "new", Current: "new", Drifted: true, UpdatedAt: now.Add(-time.Hour)},
+				{Name: "d", Current: "old", UpdatedAt: now.Add(-time.Hour)},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, next := Failures(tt.nodes, opts)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Failures() (-want,+got):\n%s", diff)
+			}
+			if next != tt.wantNext {
+				t.Errorf("next failure in %v, want %v", next, tt.wantNext)
+			}
+		})
+	}
+}
+
+// TestRollbackIsPacedLikeARollout: a rollback is a rollout towards the last good hashes. The node
+// that failed is down and goes back at once; the nodes that programmed the failed config go back
+// one budget at a time, each batch after the previous one programmed the old config.
+func TestRollbackIsPacedLikeARollout(t *testing.T) {
+	nodes := []Node{
+		{Name: "a", Desired: "good", Current: "bad", Programmed: true},
+		{Name: "b", Desired: "good", Current: "bad", Programmed: true},
+		{Name: "c", Desired: "good", Current: "bad", Degraded: true},
+		{Name: "d", Desired: "good", Current: "good", Programmed: true},
+	}
+	var steps [][]string
+	for range 10 {
+		p := Compute(nodes, Options{MaxUnavailable: 1, ProgressDeadline: time.Minute, Now: now})
+		if p.Done() {
+			break
+		}
+		if p.InFlight > 1 {
+			t.Fatalf("step %d: %d nodes in flight", len(steps), p.InFlight)
+		}
+		steps = append(steps, p.Update)
+		for i := range nodes {
+			if nodes[i].Current == "good" {
+				nodes[i].Programmed, nodes[i].Degraded = true, false
+			}
+			if slices.Contains(p.Update, nodes[i].Name) {
+				nodes[i].Current, nodes[i].Programmed, nodes[i].UpdatedAt = "good", false, now
+			}
+		}
+	}
+	// A nil step waits for the node moved in the step before to program the good config.
+	if diff := cmp.Diff([][]string{{"c"}, nil, {"a"}, nil, {"b"}, nil}, steps, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("updates per step (-want,+got):\n%s", diff)
+	}
+}
