@@ -16,13 +16,17 @@ import (
 // Event reasons (events.k8s.io, regarding the WindowsProxyConfig). A failing node's Warning has
 // the node's own reason, one of the per-node reasons of api/v1alpha1 (e.g. FeatureGateDisabled),
 // and a config that stalls for a reason no other event covers gets a Warning with the Stalled
-// reason (e.g. AllNodesClaimed, InvalidNodeSelector, InvalidSpec).
+// reason (e.g. AllNodesClaimed, InvalidNodeSelector, InvalidSpec). A rollback is a Warning
+// RolledBack naming the nodes that failed, and a Normal RollbackCompleted once the nodes run the
+// last good config.
 const (
 	eventRolloutStarted               = "RolloutStarted"
 	eventRolloutCompleted             = "RolloutCompleted"
 	eventRolloutCompletedWithFailures = "RolloutCompletedWithFailures"
 	eventRolloutStalled               = "RolloutStalled"
 	eventConflict                     = "Conflict"
+	eventRolledBack                   = "RolledBack"
+	eventRollbackCompleted            = "RollbackCompleted"
 )
 
 // Event actions: what the controller was doing.
@@ -158,6 +162,14 @@ func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha
 		case winproxyv1alpha1.ReasonRolloutStalled:
 			warn(eventRolloutStalled, actionRollout, cur.Message)
 		}
+	}
+	prevRB := meta.FindStatusCondition(before.Status.Conditions, winproxyv1alpha1.ConditionRolledBack)
+	switch rb := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionRolledBack); {
+	case rb == nil || rb.Status != metav1.ConditionTrue:
+	case prevRB == nil || prevRB.Status != metav1.ConditionTrue:
+		warn(eventRolledBack, actionRollout, rb.Message)
+	case prevRB.Reason == winproxyv1alpha1.ReasonRollingBack && rb.Reason == winproxyv1alpha1.ReasonRollbackComplete:
+		r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRollbackCompleted, actionRollout, "%s", truncate(rb.Message, maxEventNote))
 	}
 	if !meta.IsStatusConditionTrue(before.Status.Conditions, winproxyv1alpha1.ConditionConflicted) &&
 		meta.IsStatusConditionTrue(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted) {

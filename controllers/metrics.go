@@ -24,6 +24,10 @@ var (
 		Name: "winproxy_rollout_stalled",
 		Help: "1 while a WindowsProxyConfig's rollout is stalled by a failing node (Progressing=False, reason RolloutStalled), else 0.",
 	}, []string{"config"})
+	configRolledBack = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "winproxy_config_rolled_back",
+		Help: "1 while a WindowsProxyConfig's spec is rolled back to its last good config (RolledBack=True), else 0.",
+	}, []string{"config"})
 )
 
 func init() {
@@ -33,7 +37,7 @@ func init() {
 // RegisterMetrics registers the controller's metrics with reg. They join the manager's registry
 // when the package loads; the README's metrics table is generated from what this registers.
 func RegisterMetrics(reg prometheus.Registerer) {
-	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled, version.NewBuildInfo("winproxy_build_info"))
+	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled, configRolledBack, version.NewBuildInfo("winproxy_build_info"))
 }
 
 // recordMetrics publishes a config's status.
@@ -47,20 +51,21 @@ func recordMetrics(name string, st *winproxyv1alpha1.WindowsProxyConfigStatus) {
 	} {
 		configNodes.WithLabelValues(name, state).Set(float64(v))
 	}
-	var progressing, stalled float64
+	var progressing, stalled, back float64
 	for _, c := range st.Conditions {
-		if c.Type != winproxyv1alpha1.ConditionProgressing {
-			continue
-		}
-		if c.Status == "True" {
+		switch {
+		case c.Type == winproxyv1alpha1.ConditionRolledBack && c.Status == "True":
+			back = 1
+		case c.Type != winproxyv1alpha1.ConditionProgressing:
+		case c.Status == "True":
 			progressing = 1
-		}
-		if c.Reason == winproxyv1alpha1.ReasonRolloutStalled {
+		case c.Reason == winproxyv1alpha1.ReasonRolloutStalled:
 			stalled = 1
 		}
 	}
 	rolloutInProgress.WithLabelValues(name).Set(progressing)
 	rolloutStalled.WithLabelValues(name).Set(stalled)
+	configRolledBack.WithLabelValues(name).Set(back)
 }
 
 // forgetMetrics removes a deleted config's series.
@@ -68,4 +73,5 @@ func forgetMetrics(name string) {
 	configNodes.DeletePartialMatch(prometheus.Labels{"config": name})
 	rolloutInProgress.DeleteLabelValues(name)
 	rolloutStalled.DeleteLabelValues(name)
+	configRolledBack.DeleteLabelValues(name)
 }

@@ -26,8 +26,9 @@ const (
 // nodeView is one owned node as the status sees it, after this reconcile's writes.
 type nodeView struct {
 	name string
-	// err is set when the config cannot be resolved for the node.
-	err *resolve.Error
+	// err is set when the config the node should run cannot be resolved for it; specErr when the
+	// spec cannot. They differ during a rollback, when the node should run the last good config.
+	err, specErr *resolve.Error
 	// desired is the hash the node should run; current the hash its WindowsProxyNode carries.
 	desired, current string
 	// programmed and degraded are the agent's report for current.
@@ -54,6 +55,8 @@ func (n *nodeView) waiting() string {
 // statusInputs is everything the status is computed from.
 type statusInputs struct {
 	generation int64
+	// spec is the spec at generation; it becomes status.lastGood once every node programmed it.
+	spec *winproxyv1alpha1.WindowsProxyConfigSpec
 	// selectorErr is set when spec.nodeSelector cannot be parsed.
 	selectorErr error
 	nodes       []nodeView
@@ -61,6 +64,9 @@ type statusInputs struct {
 	plan        rollout.Plan
 	rollout     winproxyv1alpha1.RolloutSpec
 	maxUnavail  int
+	// lastGood is status.lastGood before this reconcile; rollback the rollback in effect, if any.
+	lastGood *winproxyv1alpha1.LastGoodConfig
+	rollback *winproxyv1alpha1.RollbackStatus
 }
 
 // computeStatus returns the config status for in, keeping old's condition transition times
@@ -70,6 +76,15 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	st := winproxyv1alpha1.WindowsProxyConfigStatus{
 		ObservedGeneration: old.ObservedGeneration,
 		Conditions:         append([]metav1.Condition(nil), old.Conditions...),
+		LastGood:           in.lastGood,
+		Rollback:           in.rollback,
+	}
+	if in.rollback == nil && in.selectorErr == nil && in.spec != nil && fullyProgrammed(in) {
+		// Without the selector, the only part of a spec the CRD does not bound: a rollback
+		// selects with today's, and the copy stays a few hundred kilobytes at most. The rest is
+		// kept as it is, rollout too, which the CRD would default back if it were left out.
+		st.LastGood = &winproxyv1alpha1.LastGoodConfig{Generation: in.generation, Spec: *in.spec.DeepCopy()}
+		st.LastGood.Spec.NodeSelector = nil
 	}
 	failing := failingNodes(in)
 	var waiting, downgraded []string
@@ -90,9 +105,9 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		if !n.updated() || !n.programmed {
 			waiting = append(waiting, n.waiting())
 		}
-		if n.err != nil {
+		if n.specErr != nil {
 			unresolved++
-			if resolve.IsFeatureGateReason(n.err.Reason) {
+			if resolve.IsFeatureGateReason(n.specErr.Reason) {
 				gateErrors++
 			}
 		}
@@ -132,12 +147,12 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 			notAccepted = winproxyv1alpha1.ReasonInvalidFeatureGates
 		}
 		first := firstUnresolved(in.nodes)
-		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", selected, first.name, first.err.Message)
+		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", selected, first.name, first.specErr.Message)
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, notAccepted, notAcceptedMsg)
 	case unresolved > 0:
 		first := firstUnresolved(in.nodes)
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved,
-			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", unresolved, selected, first.name, first.err.Message))
+			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", unresolved, selected, first.name, first.specErr.Message))
 	default:
 		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonValid,
 			fmt.Sprintf("The config resolved on all %d selected nodes", selected))
@@ -151,6 +166,8 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		readyReason, readyMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
 	case shadowed:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
+	case in.rollback != nil:
+		readyReason, readyMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackSummary(in, st.Nodes.Programmed)
 	case selected == 0:
 		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage
 	case len(waiting) == 0 && len(failing) == 0:
@@ -171,9 +188,18 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
 	case len(p.Stalls) > 0:
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0]))
+	case in.rollout.Paused && !p.Done() && in.rollback != nil:
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
+			fmt.Sprintf("Rollback paused with %d of %d nodes back on generation %d; set spec.rollout.paused to false to continue", st.Nodes.Updated, selected, in.lastGood.Generation))
 	case in.rollout.Paused && !p.Done():
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
 			fmt.Sprintf("Rollout paused with %d of %d nodes updated; set spec.rollout.paused to false to continue", st.Nodes.Updated, selected))
+	case in.rollback != nil && !p.Done():
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack,
+			fmt.Sprintf("Rolling back to generation %d: %d of %d nodes back, %d in progress (maxUnavailable %d)", in.lastGood.Generation, st.Nodes.Updated, selected, p.InFlight, in.maxUnavail))
+	case in.rollback != nil:
+		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRollbackComplete,
+			fmt.Sprintf("Every node that can use it runs generation %d again (%d of %d)", in.lastGood.Generation, st.Nodes.Updated, selected))
 	case !p.Done():
 		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingOut,
 			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", st.Nodes.Updated, selected, p.InFlight, in.maxUnavail))
@@ -193,6 +219,8 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		stalled, stalledMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
 	case shadowed:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
+	case in.rollback != nil:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackMessage(in, !p.Done(), st.Nodes.Programmed)
 	case len(p.Stalls) > 0:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0])
 	case notAccepted != "":
@@ -239,7 +267,55 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 	} else {
 		set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No older config selects these nodes")
 	}
+
+	// RolledBack.
+	switch {
+	case in.rollback != nil && !p.Done():
+		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack, rolledBackMessage(in, true, st.Nodes.Programmed))
+	case in.rollback != nil:
+		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollbackComplete, rolledBackMessage(in, false, st.Nodes.Programmed))
+	default:
+		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "The nodes run the current spec, or are moved to it")
+	}
 	return st
+}
+
+// fullyProgrammed reports whether every node that can use the spec runs it and reports it
+// Programmed, and at least one does: the spec is then the last good one.
+func fullyProgrammed(in *statusInputs) bool {
+	if !in.plan.Done() {
+		return false
+	}
+	programmed := 0
+	for i := range in.nodes {
+		n := &in.nodes[i]
+		if n.err != nil {
+			continue
+		}
+		if !n.updated() || !n.programmed || n.degraded {
+			return false
+		}
+		programmed++
+	}
+	return programmed > 0
+}
+
+// rolledBackMessage says what failed, where the nodes go and what a person can do.
+func rolledBackMessage(in *statusInputs, moving bool, programmed int32) string {
+	rb, to := in.rollback, in.lastGood.Generation
+	where := fmt.Sprintf("Every node that got it was moved back to generation %d", to)
+	if moving {
+		where = fmt.Sprintf("Every node that got it is moved back to generation %d, at most maxUnavailable at a time (%d of %d run it)", to, programmed, len(in.nodes))
+	}
+	return fmt.Sprintf("Generation %d failed on %d nodes: %s; see status.rollback. %s, the last config every node programmed (status.lastGood). "+
+		"The failed config is not rolled out again until the spec changes outside nodeSelector and rollout; set spec.rollout.autoRollback to false to roll it out again as it is",
+		rb.Generation, len(rb.FailedNodes), problemNames(rb.FailedNodes), where)
+}
+
+// rolledBackSummary is the Ready message of a rolled-back config: short, for kubectl get -o wide.
+func rolledBackSummary(in *statusInputs, programmed int32) string {
+	return fmt.Sprintf("Generation %d failed on %s and was rolled back: %d of %d nodes run generation %d (status.lastGood); see the RolledBack condition",
+		in.rollback.Generation, problemNames(in.rollback.FailedNodes), programmed, len(in.nodes), in.lastGood.Generation)
 }
 
 func conditionStatus(ok bool) metav1.ConditionStatus {
@@ -272,28 +348,39 @@ func problem(n *nodeView, stalls map[string]rollout.Stall, deadlineSeconds int32
 	switch s, stalled := stalls[n.name]; {
 	case n.err != nil:
 		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: n.err.Reason, Message: truncate(n.err.Message, maxProblemMessage)}, true
-	case n.degraded:
-		msg := "the agent reports Degraded"
-		if n.degradedReason != "" {
-			msg += " (" + n.degradedReason + ")"
-		}
-		if n.degradedMessage != "" {
-			msg += ": " + n.degradedMessage
-		}
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: truncate(msg, maxProblemMessage)}, true
-	case stalled && s.DeadlineExceeded:
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
-			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.current)}, true
+	case n.degraded, stalled && s.DeadlineExceeded:
+		return failureProblem(n, deadlineSeconds), true
 	}
 	return winproxyv1alpha1.NodeProblem{}, false
 }
 
+// failureProblem says why n failed the config it runs: the agent's Degraded report, or else a
+// missed progress deadline.
+func failureProblem(n *nodeView, deadlineSeconds int32) winproxyv1alpha1.NodeProblem {
+	if !n.degraded {
+		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
+			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.current)}
+	}
+	msg := "the agent reports Degraded"
+	if n.degradedReason != "" {
+		msg += " (" + n.degradedReason + ")"
+	}
+	if n.degradedMessage != "" {
+		msg += ": " + n.degradedMessage
+	}
+	return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: truncate(msg, maxProblemMessage)}
+}
+
 func stallMessage(in *statusInputs, s rollout.Stall) string {
-	why := fmt.Sprintf("node %s reported Degraded for the new config", s.Node)
+	what, config := "Rollout", "the new config"
+	if in.rollback != nil {
+		what, config = "Rollback", fmt.Sprintf("the config of generation %d", in.lastGood.Generation)
+	}
+	why := fmt.Sprintf("node %s reported Degraded for %s", s.Node, config)
 	if s.DeadlineExceeded {
 		why = fmt.Sprintf("node %s did not report Programmed within %ds", s.Node, in.rollout.ProgressDeadlineSeconds)
 	}
-	return fmt.Sprintf("Rollout stalled: %s; %d nodes wait and keep their current config. Fix the node (see status.failingNodes) or change the config", why, len(in.plan.Pending))
+	return fmt.Sprintf("%s stalled: %s; %d nodes wait and keep their current config. Fix the node (see status.failingNodes) or change the config", what, why, len(in.plan.Pending))
 }
 
 func conflictMessage(cs []conflict) string {
@@ -327,7 +414,7 @@ func claimedMessage(cs []conflict) string {
 
 func firstUnresolved(nodes []nodeView) *nodeView {
 	for i := range nodes {
-		if nodes[i].err != nil {
+		if nodes[i].specErr != nil {
 			return &nodes[i]
 		}
 	}

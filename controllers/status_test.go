@@ -34,6 +34,7 @@ func summary(conds []metav1.Condition) map[string]string {
 	return out
 }
 
+// conds is the conditions of a config that is not rolled back (RolledBack=False/AsExpected).
 func conds(accepted, ready, progressing, degraded, downgraded, conflicted string) map[string]string {
 	return map[string]string{
 		winproxyv1alpha1.ConditionAccepted:            accepted,
@@ -42,7 +43,14 @@ func conds(accepted, ready, progressing, degraded, downgraded, conflicted string
 		winproxyv1alpha1.ConditionDegraded:            degraded,
 		winproxyv1alpha1.ConditionDualStackDowngraded: downgraded,
 		winproxyv1alpha1.ConditionConflicted:          conflicted,
+		winproxyv1alpha1.ConditionRolledBack:          "False/AsExpected",
 	}
+}
+
+// rolledBack sets the RolledBack condition of c.
+func rolledBack(c map[string]string, v string) map[string]string {
+	c[winproxyv1alpha1.ConditionRolledBack] = v
+	return c
 }
 
 // kstatus adds the Reconciling and Stalled conditions to c.
@@ -141,7 +149,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "gates invalid on every node: not accepted",
-			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, current: "h0"}, {name: "b", err: gateErr}}},
+			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, specErr: gateErr, current: "h0"}, {name: "b", err: gateErr, specErr: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
 			wantConds: kstatus(conds("False/InvalidFeatureGates", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/InvalidFeatureGates", "True/InvalidFeatureGates"),
@@ -154,7 +162,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "every node fails, not only on gates",
-			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr}, {name: "b", err: vipErr}}},
+			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, specErr: gateErr}, {name: "b", err: vipErr, specErr: vipErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
 			wantConds: kstatus(conds("False/NodesUnresolvable", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/NodesUnresolvable", "True/NodesUnresolvable"),
@@ -166,7 +174,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "gates invalid on some nodes: accepted, degraded",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: gateErr}}},
+			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: gateErr, specErr: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1, Degraded: 1},
 			wantConds: kstatus(conds("True/PartiallyResolved", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/NodesFailing", "True/NodesFailing"),
@@ -246,6 +254,73 @@ func TestComputeStatus(t *testing.T) {
 			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "b", Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: "the agent reports Degraded"}},
 			wantMsg:     map[string]string{winproxyv1alpha1.ConditionReady: "All 2 nodes programmed the current config, but 1 report a problem: b (NodeDegraded)"},
 		},
+		{
+			name: "rolling back: not ready, stalled, progressing",
+			in: statusInputs{
+				// The nodes should run h1, the last good config: a does again, b still runs h2.
+				nodes:      []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
+				plan:       rollout.Plan{Update: []string{"b"}, InFlight: 1},
+				maxUnavail: 1,
+				lastGood:   &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				rollback:   failedGeneration3,
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
+			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "True/RollingBack", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
+				"False/RolledBack", "True/RolledBack"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantMsg: map[string]string{
+				winproxyv1alpha1.ConditionReady:       "Generation 3 failed on c (NodeDegraded) and was rolled back: 1 of 2 nodes run generation 2 (status.lastGood)",
+				winproxyv1alpha1.ConditionProgressing: "Rolling back to generation 2: 1 of 2 nodes back, 1 in progress (maxUnavailable 1)",
+				winproxyv1alpha1.ConditionRolledBack:  "Generation 3 failed on 1 nodes: c (NodeDegraded); see status.rollback. Every node that got it is moved back to generation 2, at most maxUnavailable at a time (1 of 2 run it)",
+				winproxyv1alpha1.ConditionStalled:     "set spec.rollout.autoRollback to false to roll it out again as it is",
+			},
+		},
+		{
+			name: "rolled back: every node runs the last good config, still not ready",
+			in: statusInputs{
+				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h1", programmed: true}},
+				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				rollback: failedGeneration3,
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2},
+			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RollbackComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollbackComplete"),
+				"False/RolledBack", "True/RolledBack"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantMsg: map[string]string{
+				winproxyv1alpha1.ConditionProgressing: "Every node that can use it runs generation 2 again (2 of 2)",
+				winproxyv1alpha1.ConditionRolledBack:  "Every node that got it was moved back to generation 2, the last config every node programmed",
+			},
+		},
+		{
+			name: "a paused rollback",
+			in: statusInputs{
+				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
+				plan:     rollout.Plan{Pending: []string{"b"}},
+				rollout:  winproxyv1alpha1.RolloutSpec{Paused: true},
+				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				rollback: failedGeneration3,
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
+			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RolloutPaused", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
+				"False/RolledBack", "True/RolledBack"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantMsg:     map[string]string{winproxyv1alpha1.ConditionProgressing: "Rollback paused with 1 of 2 nodes back on generation 2"},
+		},
+		{
+			name: "a stalled rollback",
+			in: statusInputs{
+				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", degraded: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
+				plan:     rollout.Plan{Pending: []string{"b"}, InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
+				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				rollback: failedGeneration3,
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Degraded: 1},
+			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
+				"False/RolledBack", "True/RolledBack"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "a", Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: "the agent reports Degraded"}},
+			wantMsg:     map[string]string{winproxyv1alpha1.ConditionProgressing: "Rollback stalled: node a reported Degraded for the config of generation 2; 1 nodes wait"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,7 +365,8 @@ func TestComputeStatusBoundsAndTransitions(t *testing.T) {
 	in := statusInputs{generation: 1}
 	for i := range 25 {
 		name := string(rune('a'+i)) + "-node"
-		in.nodes = append(in.nodes, nodeView{name: name, err: &resolve.Error{Reason: winproxyv1alpha1.ReasonUnknownFeatureGate, Message: "unrecognized feature gate: X"}})
+		err := &resolve.Error{Reason: winproxyv1alpha1.ReasonUnknownFeatureGate, Message: "unrecognized feature gate: X"}
+		in.nodes = append(in.nodes, nodeView{name: name, err: err, specErr: err})
 		in.conflicts = append(in.conflicts, conflict{node: "other-" + name, owner: "old"})
 	}
 	first := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
@@ -324,7 +400,8 @@ func TestComputeStatusBoundsNodeData(t *testing.T) {
 		name := fmt.Sprintf("node-%02d-%s", i, strings.Repeat("n", 240))
 		switch i % 3 {
 		case 0:
-			in.nodes = append(in.nodes, nodeView{name: name, err: &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: huge}})
+			err := &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: huge}
+			in.nodes = append(in.nodes, nodeView{name: name, err: err, specErr: err})
 		case 1:
 			in.nodes = append(in.nodes, nodeView{name: name, desired: "h", current: "h", degraded: true, degradedReason: huge, degradedMessage: huge})
 		default:
@@ -362,5 +439,77 @@ func TestTruncateKeepsRunes(t *testing.T) {
 		if got := truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
 			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// failedGeneration3 is the rollback of generation 3, which node c failed.
+var failedGeneration3 = &winproxyv1alpha1.RollbackStatus{
+	Generation: 3, ConfigHash: "bad", StartTime: metav1.NewTime(t0),
+	FailedNodes: []winproxyv1alpha1.NodeProblem{{Name: "c", Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: "the agent reports Degraded"}},
+}
+
+func TestLastGood(t *testing.T) {
+	// The selector is left out of lastGood; want is what is kept.
+	spec := &winproxyv1alpha1.WindowsProxyConfigSpec{Network: winproxyv1alpha1.NetworkSpec{Name: "cbr0"}, NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}
+	want := winproxyv1alpha1.WindowsProxyConfigSpec{Network: winproxyv1alpha1.NetworkSpec{Name: "cbr0"}}
+	old := &winproxyv1alpha1.LastGoodConfig{Generation: 2, Spec: winproxyv1alpha1.WindowsProxyConfigSpec{Network: winproxyv1alpha1.NetworkSpec{Name: "old"}}}
+	unresolved := &resolve.Error{Reason: winproxyv1alpha1.ReasonFeatureGateDisabled, Message: "WinDSR feature gate not enabled"}
+	tests := []struct {
+		name string
+		in   statusInputs
+		want *winproxyv1alpha1.LastGoodConfig
+	}{
+		{
+			name: "every node programmed the spec: it is the last good one",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a"), programmedNode("b")}, lastGood: old},
+			want: &winproxyv1alpha1.LastGoodConfig{Generation: 3, Spec: want},
+		},
+		{
+			name: "nodes that cannot use the spec keep their config and do not hold it back",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: unresolved, specErr: unresolved, current: "h0", programmed: true}}},
+			want: &winproxyv1alpha1.LastGoodConfig{Generation: 3, Spec: want},
+		},
+		{
+			name: "a node still on the old config",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}}, plan: rollout.Plan{Pending: []string{"b"}}, lastGood: old},
+			want: old,
+		},
+		{
+			name: "a node that programmed the spec and reports Degraded",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a"), func() nodeView { n := programmedNode("b"); n.degraded = true; return n }()}, lastGood: old},
+			want: old,
+		},
+		{
+			name: "a node not programmed yet",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2"}}, plan: rollout.Plan{InFlight: 1}, lastGood: old},
+			want: old,
+		},
+		{
+			name: "no node can use the spec",
+			in:   statusInputs{nodes: []nodeView{{name: "a", err: unresolved, specErr: unresolved}}, lastGood: old},
+			want: old,
+		},
+		{
+			name: "no node selected",
+			in:   statusInputs{lastGood: old},
+			want: old,
+		},
+		{
+			name: "a rolled-back spec is never the last good one, even once every node runs the old one",
+			in:   statusInputs{nodes: []nodeView{programmedNode("a")}, lastGood: old, rollback: failedGeneration3},
+			want: old,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.generation, tt.in.spec = 3, spec
+			got := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &tt.in, t0)
+			if diff := cmp.Diff(tt.want, got.LastGood); diff != "" {
+				t.Errorf("lastGood (-want,+got):\n%s", diff)
+			}
+			if got.Rollback != tt.in.rollback {
+				t.Errorf("rollback = %+v, want %+v", got.Rollback, tt.in.rollback)
+			}
+		})
 	}
 }

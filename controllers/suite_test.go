@@ -201,8 +201,16 @@ type agents struct {
 	prefix string
 	mu     sync.Mutex
 	how    map[string]behaviour
+	// when overrides how for the configs a rule matches, by node.
+	when map[string]rule
 	// downgraded nodes report DualStackDowngraded=True.
 	downgraded map[string]bool
+}
+
+// rule is how a node answers the configs match accepts: a node that fails one config only.
+type rule struct {
+	match func(*winproxyv1alpha1.ResolvedProxyConfig) bool
+	how   behaviour
 }
 
 func startAgents(t testing.TB, prefix string) *agents {
@@ -288,6 +296,16 @@ func (a *agents) set(node string, b behaviour) {
 	a.how[node] = b
 }
 
+// setWhen makes node answer b to the configs match accepts, and as set says to the others.
+func (a *agents) setWhen(node string, match func(*winproxyv1alpha1.ResolvedProxyConfig) bool, b behaviour) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.when == nil {
+		a.when = map[string]rule{}
+	}
+	a.when[node] = rule{match: match, how: b}
+}
+
 // sync answers every WindowsProxyNode, with a few writers at once like independent agents.
 func (a *agents) sync(ctx context.Context) {
 	var list winproxyv1alpha1.WindowsProxyNodeList
@@ -315,6 +333,9 @@ func (a *agents) sync(ctx context.Context) {
 func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNode) {
 	a.mu.Lock()
 	how, down := a.how[w.Name], a.downgraded[w.Name]
+	if r, ok := a.when[w.Name]; ok && r.match(&w.Spec.Proxy) {
+		how = r.how
+	}
 	a.mu.Unlock()
 	if how == silent {
 		return

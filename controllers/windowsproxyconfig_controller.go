@@ -146,8 +146,12 @@ type scope struct {
 	standby, unstandby []*winproxyv1alpha1.WindowsProxyNode
 	// wpns are this config's WindowsProxyNodes and those named after its nodes, by name; they
 	// are cache objects and must not be mutated.
-	wpns     map[string]*winproxyv1alpha1.WindowsProxyNode
-	resolved map[string]resolution
+	wpns map[string]*winproxyv1alpha1.WindowsProxyNode
+	// resolved is the spec resolved for each owned node; target is what the rollout moves the
+	// nodes to: resolved, or during a rollback the last good spec resolved for each node.
+	resolved, target map[string]resolution
+	// rollback is the rollback in effect (see rollback.go), nil when the spec is rolled out.
+	rollback *winproxyv1alpha1.RollbackStatus
 	plan     rollout.Plan
 }
 
@@ -251,54 +255,63 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	return nil
 }
 
-// resolveNodes computes each owned node's config.
+// resolveNodes computes each owned node's config, and the config it is to run: the last good one
+// while the spec is rolled back.
 func (r *WindowsProxyConfigReconciler) resolveNodes(ctx context.Context, s *scope) {
-	s.resolved = make(map[string]resolution, len(s.owned))
-	holder := resolve.WithAddressHolder(r.addressHolder(ctx))
-	for _, n := range s.owned {
-		proxy, err := resolve.Resolve(&s.config.Spec, n, holder)
-		if err != nil {
-			s.resolved[n.Name] = resolution{err: err}
-			continue
-		}
-		s.resolved[n.Name] = resolution{proxy: proxy, hash: resolve.Hash(&proxy)}
+	s.resolved = r.resolveAll(ctx, &s.config.Spec, s.owned)
+	s.target = s.resolved
+	if s.rollback = activeRollback(s.config); s.rollback != nil {
+		s.target = r.resolveAll(ctx, &s.config.Status.LastGood.Spec, s.owned)
 	}
 }
 
+// resolveAll resolves spec for each of nodes.
+func (r *WindowsProxyConfigReconciler) resolveAll(ctx context.Context, spec *winproxyv1alpha1.WindowsProxyConfigSpec, nodes []*corev1.Node) map[string]resolution {
+	out := make(map[string]resolution, len(nodes))
+	holder := resolve.WithAddressHolder(r.addressHolder(ctx))
+	for _, n := range nodes {
+		proxy, err := resolve.Resolve(spec, n, holder)
+		if err != nil {
+			out[n.Name] = resolution{err: err}
+			continue
+		}
+		out[n.Name] = resolution{proxy: proxy, hash: resolve.Hash(&proxy)}
+	}
+	return out
+}
+
 // reconcileNodes takes one rollout step and deletes the WindowsProxyNodes of nodes nobody owns any
-// more. An invalid selector changes nothing: bad input never removes a working config.
+// more. An invalid selector changes nothing: bad input never removes a working config. When nodes
+// failed the spec and autoRollback is on, it decides the rollback instead and changes nothing yet.
 func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *scope) error {
 	if s.selectorErr != nil {
 		return nil
 	}
 	now := r.clock.Now()
-	nodes := make([]rollout.Node, 0, len(s.owned))
-	for _, n := range s.owned {
-		rn := rollout.Node{Name: n.Name, Desired: s.resolved[n.Name].hash}
-		if w := s.wpns[n.Name]; w != nil {
-			rn.Current = w.Spec.Hash
-			rn.Foreign = w.Spec.ConfigName != s.config.Name
-			rn.Drifted = !rn.Foreign && r.matched.drifted(w)
-			rn.Programmed, rn.Degraded = agentReport(w)
-			// The progress deadline ends once the agent programmed the hash (it says so in
-			// status.programmedHash): a later lapse is not a stalled rollout.
-			rn.ProgrammedOnce = w.Status.ProgrammedHash == w.Spec.Hash
-			rn.UpdatedAt = updatedAt(w)
-		}
-		nodes = append(nodes, rn)
-	}
 	ro := s.config.Spec.Rollout
-	s.plan = rollout.Compute(nodes, rollout.Options{
+	opts := rollout.Options{
 		MaxUnavailable:   rollout.MaxUnavailable(ro.MaxUnavailable, len(s.owned)),
 		Paused:           ro.Paused,
 		ProgressDeadline: time.Duration(ro.ProgressDeadlineSeconds) * time.Second,
 		Now:              now,
-	})
+	}
+	nodes := r.rolloutNodes(s)
+	s.plan = rollout.Compute(nodes, opts)
+	if mayRollBack(s) {
+		failures, next := rollout.Failures(nodes, opts)
+		if len(failures) > 0 {
+			r.startRollback(ctx, s, failures, opts, now)
+			return nil
+		}
+		if next > 0 && (s.plan.RequeueAfter == 0 || next < s.plan.RequeueAfter) {
+			s.plan.RequeueAfter = next
+		}
+	}
 
 	writes := slices.Concat(s.plan.Create, s.plan.Update)
 	written := make([]*winproxyv1alpha1.WindowsProxyNode, len(writes))
 	errs := parallel(len(writes), func(i int) (err error) {
-		written[i], err = r.writeNode(ctx, s.config, s.wpns[writes[i]], writes[i], s.resolved[writes[i]], now)
+		written[i], err = r.writeNode(ctx, s.config, s.wpns[writes[i]], writes[i], s.target[writes[i]], now)
 		return err
 	})
 	for i, w := range written {
@@ -322,6 +335,29 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	}
 	errs = append(errs, r.writeStandby(ctx, s)...)
 	return errors.Join(errs...)
+}
+
+// rolloutNodes is each owned node as the rollout sees it, moving towards s.target.
+func (r *WindowsProxyConfigReconciler) rolloutNodes(s *scope) []rollout.Node {
+	nodes := make([]rollout.Node, 0, len(s.owned))
+	for _, n := range s.owned {
+		rn := rollout.Node{Name: n.Name, Desired: s.target[n.Name].hash}
+		if w := s.wpns[n.Name]; w != nil {
+			rn.Current = w.Spec.Hash
+			rn.Foreign = w.Spec.ConfigName != s.config.Name
+			rn.Drifted = !rn.Foreign && r.matched.drifted(w)
+			rn.Programmed, rn.Degraded = agentReport(w)
+			if rn.Degraded {
+				rn.DegradedSince = meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded).LastTransitionTime.Time
+			}
+			// The progress deadline ends once the agent programmed the hash (it says so in
+			// status.programmedHash): a later lapse is not a stalled rollout.
+			rn.ProgrammedOnce = w.Status.ProgrammedHash == w.Spec.Hash
+			rn.UpdatedAt = updatedAt(w)
+		}
+		nodes = append(nodes, rn)
+	}
+	return nodes
 }
 
 // writeWorkers bounds the API writes one reconcile has in flight: a 100% rollout to a large
@@ -431,11 +467,14 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 	cfg := s.config
 	in := &statusInputs{
 		generation:  cfg.Generation,
+		spec:        &cfg.Spec,
 		selectorErr: s.selectorErr,
 		conflicts:   s.conflicts,
 		plan:        s.plan,
 		rollout:     cfg.Spec.Rollout,
 		maxUnavail:  rollout.MaxUnavailable(cfg.Spec.Rollout.MaxUnavailable, len(s.owned)),
+		lastGood:    s.before.Status.LastGood,
+		rollback:    s.rollback,
 	}
 	for _, n := range s.owned {
 		in.nodes = append(in.nodes, r.view(s, n.Name))
@@ -459,7 +498,7 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 }
 
 func (r *WindowsProxyConfigReconciler) view(s *scope, name string) nodeView {
-	v := nodeView{name: name, desired: s.resolved[name].hash, err: s.resolved[name].err}
+	v := nodeView{name: name, desired: s.target[name].hash, err: s.target[name].err, specErr: s.resolved[name].err}
 	w := s.wpns[name]
 	if w == nil || w.Spec.ConfigName != s.config.Name {
 		return v

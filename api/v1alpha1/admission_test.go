@@ -47,7 +47,7 @@ dsr: {enabled: false}
 dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300, autoRollback: false}
 topologyAwareRouting: true
 `
 
@@ -68,7 +68,7 @@ overlay: {sourceVIP: {strategy: Endpoint, endpoint: {name: Calico_ep}}}
 dualStack: {enabled: true}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300, autoRollback: false}
 topologyAwareRouting: true`},
 		{name: "create strategy without parameters is accepted", spec: overlay(`{strategy: Create}`)},
 		{name: "create strategy defaults offsetFromEnd to 1", spec: overlay(`{strategy: Create, create: {}}`), wantSpec: overlay(`{strategy: Create, create: {offsetFromEnd: 1}}`) + `
@@ -76,14 +76,14 @@ dsr: {enabled: false}
 dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300, autoRollback: false}
 topologyAwareRouting: true`},
 		{name: "static strategy defaults the node annotation", spec: overlay(`{strategy: Static, static: {addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`), wantSpec: overlay(`{strategy: Static, static: {nodeAnnotation: winproxy.io/source-vip, addresses: [{nodeName: win-1, address: 10.244.1.2}]}}`) + `
 dsr: {enabled: false}
 dualStack: {enabled: false}
 healthCheck: {forwardVIP: false, rootEndpointName: cbr0, port: 10256}
 sync: {periodSeconds: 30, minPeriodSeconds: 1}
-rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300}
+rollout: {maxUnavailable: 1, paused: false, progressDeadlineSeconds: 300, autoRollback: false}
 topologyAwareRouting: true`},
 		{name: "percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 25%}"},
 		{name: "100 percent maxUnavailable is accepted", spec: "network: {name: cbr0}\nrollout: {maxUnavailable: 100%}"},

@@ -33,14 +33,18 @@ const (
 	// Programmed (kstatus InProgress). False when the config is Ready or Stalled.
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the config cannot become Ready without a change by a person:
-	// a node refused the config or failed, the rollout stalled, the spec or its selector cannot be
-	// used, or every selected node belongs to an older config (kstatus Failed).
+	// a node refused the config or failed, the rollout stalled or was rolled back, the spec or its
+	// selector cannot be used, or every selected node belongs to an older config (kstatus Failed).
 	ConditionStalled = "Stalled"
-	// ConditionProgressing is True while a rollout is under way; False once it is complete, or
-	// with RolloutStalled when a node failed it.
+	// ConditionProgressing is True while a rollout (or a rollback) is under way; False once it is
+	// complete, or with RolloutStalled when a node failed it.
 	ConditionProgressing = "Progressing"
 	// ConditionConflicted is True when another, older config also selects some of these nodes.
 	ConditionConflicted = "Conflicted"
+	// ConditionRolledBack is True when spec.rollout.autoRollback undid the current spec: nodes
+	// failed it, and every node that got it is being moved, or was moved, back to status.lastGood.
+	// The spec is not rolled out again until it changes outside nodeSelector and rollout.
+	ConditionRolledBack = "RolledBack"
 )
 
 // Condition types of WindowsProxyNode, written by the agent.
@@ -127,8 +131,18 @@ const (
 	// as it is.
 	ReasonRolloutStalled = "RolloutStalled"
 	// ReasonRolloutPaused (Progressing=False, Reconciling=True): spec.rollout.paused is true and
-	// some nodes wait for the current config.
+	// some nodes wait for the current config (or, during a rollback, for the last good one).
 	ReasonRolloutPaused = "RolloutPaused"
+	// ReasonRolledBack (Ready=False, Reconciling=False, Stalled=True): the current spec failed on
+	// some nodes and was rolled back to status.lastGood (see the RolledBack condition); only a
+	// change of the spec makes the config Ready again.
+	ReasonRolledBack = "RolledBack"
+	// ReasonRollingBack (RolledBack=True, Progressing=True): nodes are being moved back to the
+	// last good config, at most rollout.maxUnavailable at a time.
+	ReasonRollingBack = "RollingBack"
+	// ReasonRollbackComplete (RolledBack=True, Progressing=False): every node that can use it
+	// runs the last good config again.
+	ReasonRollbackComplete = "RollbackComplete"
 	// ReasonNodesDegraded (Degraded=True): some nodes refused the config or failed; see
 	// status.failingNodes.
 	ReasonNodesDegraded = "NodesDegraded"
@@ -144,7 +158,8 @@ const (
 // +docgen:reasons=WindowsProxyConfig,WindowsProxyNode
 const (
 	// ReasonAsExpected (Degraded=False, DualStackDowngraded=False, Conflicted=False,
-	// Stalled=False): an abnormal-true condition is False because nothing is wrong.
+	// Stalled=False, RolledBack=False): an abnormal-true condition is False because nothing is
+	// wrong.
 	ReasonAsExpected = "AsExpected"
 )
 

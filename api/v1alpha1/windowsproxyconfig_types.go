@@ -317,6 +317,22 @@ type RolloutSpec struct {
 	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=86400
 	ProgressDeadlineSeconds int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// autoRollback undoes a config change that breaks nodes. While a new config is rolled out,
+	// a node that got it and does not program it within progressDeadlineSeconds, or programs it
+	// and then reports Degraded for progressDeadlineSeconds, fails it: the controller then moves
+	// every node back to status.lastGood, the last config every node programmed, at the pace of
+	// maxUnavailable, and reports RolledBack=True and Stalled=True (not Ready). The failed config
+	// is not rolled out again until the spec changes outside nodeSelector and rollout; paused
+	// pauses the rollback too, and setting autoRollback to false rolls the spec out again.
+	// Off by default: it reverts nodes that work on the evidence of the few that got the change
+	// first, a failure can be the node's (HNS restarting, a CNI recreating its network) rather
+	// than the config's, and afterwards the cluster runs something other than the spec says.
+	// Without it a failing node stalls the rollout, which already limits a bad change to
+	// maxUnavailable nodes, and a person decides.
+	// +optional
+	// +kubebuilder:default=false
+	AutoRollback bool `json:"autoRollback"`
 }
 
 // NodeCounts counts the selected nodes by state. Every count is bounded like the int32 it is
@@ -327,12 +343,14 @@ type NodeCounts struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	Selected int32 `json:"selected"`
-	// updated is the number of nodes whose WindowsProxyNode carries the current config.
+	// updated is the number of nodes whose WindowsProxyNode carries the current config (during a
+	// rollback, the last good one, status.lastGood).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	Updated int32 `json:"updated"`
-	// programmed is the number of nodes that report Programmed for the current config.
+	// programmed is the number of nodes that report Programmed for the current config (during a
+	// rollback, the last good one).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
@@ -369,7 +387,7 @@ type NodeProblem struct {
 // WindowsProxyConfigStatus is the aggregated state of the selected nodes.
 type WindowsProxyConfigStatus struct {
 	// conditions are Accepted, Ready, Reconciling, Stalled, Progressing, Degraded,
-	// DualStackDowngraded and Conflicted. Ready is True when every node the config manages
+	// DualStackDowngraded, Conflicted and RolledBack. Ready is True when every node the config manages
 	// programmed its current generation (or no Windows node matches the selector); a config
 	// whose nodes all belong to older configs manages nothing and is not Ready. Reconciling and
 	// Stalled are kstatus's abnormal-true conditions: at most one of Ready, Reconciling and
@@ -402,6 +420,59 @@ type WindowsProxyConfigStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:validation:items:MaxLength=253
 	ConflictingNodes []string `json:"conflictingNodes,omitempty"`
+
+	// lastGood is the last spec that every node able to use it programmed, the config
+	// spec.rollout.autoRollback returns to. It is kept here, not in the controller's memory, so
+	// that a restarted controller finds it. It leaves out the nodeSelector, so its size is
+	// bounded (a few hundred kilobytes with 1000 static source VIPs, a few hundred bytes
+	// usually).
+	// +optional
+	LastGood *LastGoodConfig `json:"lastGood,omitempty"`
+
+	// rollback is set while the current spec is rolled back (RolledBack=True): which config
+	// failed, when, and on which nodes.
+	// +optional
+	Rollback *RollbackStatus `json:"rollback,omitempty"`
+}
+
+// LastGoodConfig is a spec every node able to use it programmed.
+type LastGoodConfig struct {
+	// generation is the config's metadata.generation when it had this spec.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Generation int64 `json:"generation"`
+
+	// spec is the config's spec at that generation without its nodeSelector; copying it back into
+	// spec (keeping today's nodeSelector) makes a rollback permanent. Only what the nodes run is
+	// read from it, not its rollout.
+	// +required
+	Spec WindowsProxyConfigSpec `json:"spec"`
+}
+
+// RollbackStatus says what the controller rolled back, and why.
+type RollbackStatus struct {
+	// generation is the generation whose rollout failed.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Generation int64 `json:"generation"`
+
+	// configHash identifies the failed config: a hash of the spec without nodeSelector and
+	// rollout. The rollback holds while the spec's hash is this one.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	ConfigHash string `json:"configHash"`
+
+	// startTime is when the controller decided to roll back.
+	// +required
+	StartTime metav1.Time `json:"startTime"`
+
+	// failedNodes are the nodes that failed the config, with why (up to 10).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	FailedNodes []NodeProblem `json:"failedNodes,omitempty"`
 }
 
 // WindowsProxyConfig declares how Windows nodes proxy Services: DSR, the overlay network and its
