@@ -308,7 +308,7 @@ func TestHelmValuesProbesAndLogs(t *testing.T) {
 // alertNames are the alerts the chart can render; the schema's prometheusRule.disabled enum must
 // list exactly these.
 var alertNames = []string{"WinproxyAgentNotSyncing", "WinproxyAgentSyncsFailing", "WinproxyProxyHealthzUnhealthy", "WinproxyAgentDown",
-	"WinproxyNodesDegraded", "WinproxyRolloutStalled", "WinproxyControllerDown"}
+	"WinproxyNodesDegraded", "WinproxyRolloutStalled", "WinproxyConfigRolledBack", "WinproxyControllerDown"}
 
 func TestHelmValuesMonitoring(t *testing.T) {
 	all := []string{"--set", "controller.metrics.serviceMonitor.enabled=true", "--set", "agent.metrics.podMonitor.enabled=true",
@@ -384,7 +384,7 @@ func TestHelmValuesMonitoring(t *testing.T) {
 	_, objs = render(t, append(slices.Clone(monitoringAPIs), "--set", "prometheusRule.enabled=true", "--set", "prometheusRule.disabled={WinproxyProxyHealthzUnhealthy}",
 		"--set", "prometheusRule.alertLabels.team=net", "--set", "prometheusRule.agentSyncStaleSeconds=900")...)
 	rule := find(t, objs, "PrometheusRule", "wpv-winproxy")
-	checkAlerts(t, rule, []string{"WinproxyAgentNotSyncing", "WinproxyAgentSyncsFailing", "WinproxyNodesDegraded", "WinproxyRolloutStalled"})
+	checkAlerts(t, rule, []string{"WinproxyAgentNotSyncing", "WinproxyAgentSyncsFailing", "WinproxyNodesDegraded", "WinproxyRolloutStalled", "WinproxyConfigRolledBack"})
 	for _, r := range ruleList(t, rule) {
 		if r["labels"].(map[string]any)["team"] != "net" {
 			t.Errorf("alert %v lacks the label team=net", r["alert"])
