@@ -237,6 +237,9 @@ func ptrIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }
 
 func TestSystem(t *testing.T) {
 	s := startSystem(t)
+	// Before startSystem's cleanup, with the controller still up: the tests after this one start
+	// their own system.
+	t.Cleanup(func() { deleteSystemObjects(t) })
 
 	t.Run("overlay with dual-stack requested is programmed everywhere, downgraded to IPv4", func(t *testing.T) {
 		applyConfig(t, func(*v1alpha1.WindowsProxyConfigSpec) {})
