@@ -18,7 +18,7 @@ func describeNode(c *Cluster) string {
 	for _, r := range c.Network.Routes {
 		fmt.Fprintf(&b, " route %s->%s", r.Prefix, r.ProviderAddress)
 	}
-	fmt.Fprintf(&b, "\n  families %v, enableDSR %v", c.Families, c.EnableDSR)
+	fmt.Fprintf(&b, "\n  zone %q, families %v, enableDSR %v", c.Zone, c.Families, c.EnableDSR)
 	if c.SourceVIP != "" {
 		fmt.Fprintf(&b, ", sourceVIP %s", c.SourceVIP)
 		if c.SourceVIPEndpoint != "" {
@@ -91,6 +91,16 @@ func describeSlice(sl *discoveryv1.EndpointSlice) string {
 		fmt.Fprintf(&b, " %s@%s", strings.Join(e.Addresses, ","), node)
 		c := e.Conditions
 		b.WriteString("(" + cond("r", c.Ready) + cond("s", c.Serving) + cond("t", c.Terminating) + ")")
+		if h := e.Hints; h != nil {
+			var names []string
+			for _, z := range h.ForZones {
+				names = append(names, z.Name)
+			}
+			for _, n := range h.ForNodes {
+				names = append(names, n.Name)
+			}
+			b.WriteString("[for " + strings.Join(names, ",") + "]")
+		}
 	}
 	return b.String()
 }

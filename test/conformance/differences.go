@@ -187,6 +187,14 @@ func differences() []difference {
 				return false
 			},
 		},
+		{
+			ID:    "topology-aware-routing",
+			Title: "Topology-aware routing",
+			explains: func(x *stepCtx, a *atom) bool {
+				return a.Kind == atomBackend && a.Up != "" && a.Win == "" && x.topologyExcludes(a.Frontend, a.Up)
+			},
+			stateless: true,
+		},
 	}
 }
 

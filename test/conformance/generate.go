@@ -24,8 +24,8 @@ import (
 // port in two slices of a service both running or both terminating (see
 // ambiguous; within a slice, any duplicate).
 func Generate(seed uint64) *Cluster {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed)), pods: map[string]*pod{}, services: map[string]*svcState{},
-		frontends: map[frontendUse]bool{}}
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed)), topo: rand.New(rand.NewPCG(seed, 0x70b0)),
+		pods: map[string]*pod{}, services: map[string]*svcState{}, frontends: map[frontendUse]bool{}}
 	g.node(seed)
 	var first Step
 	for range 2 + g.r.IntN(9) {
@@ -56,7 +56,11 @@ const (
 )
 
 type gen struct {
-	r        *rand.Rand
+	r *rand.Rand
+	// topo draws the topology (zones, hints) from a stream of its own, so
+	// that every other draw, hence the rest of a seed's cluster, is what it
+	// was before the suite drew topology.
+	topo     *rand.Rand
 	c        *Cluster
 	overlay  bool
 	dual     bool
@@ -100,6 +104,9 @@ type pod struct {
 type svcState struct {
 	svc    *corev1.Service
 	slices []*discoveryv1.EndpointSlice
+	// distribution is the service's trafficDistribution as its slices'
+	// hints show it: "", PreferSameZone or PreferSameNode.
+	distribution string
 }
 
 func (g *gen) pick(p float64) bool { return g.r.Float64() < p }
@@ -128,6 +135,9 @@ func podIP(k, i int, fam string) string {
 	return fmt.Sprintf("10.%d.%d.%d", 100+k, i/250, i%250+2)
 }
 
+// zoneOf is node k's zone: three zones, node-0 in zone-a.
+func zoneOf(k int) string { return []string{"zone-a", "zone-b", "zone-c"}[k%3] }
+
 // addr formats an address and returns its canonical form.
 func addr(format string, args ...any) string {
 	return netip.MustParseAddr(fmt.Sprintf(format, args...)).String()
@@ -154,6 +164,9 @@ func (g *gen) node(seed uint64) {
 		Network:     Network{ID: "NETWORK-1", Name: "cbr0", Type: "L2Bridge"},
 	}
 	g.c = c
+	// Mostly in the zone some hints name, sometimes in one none names, or
+	// without a zone label.
+	c.Zone = []string{zoneOf(0), zoneOf(0), zoneOf(0), zoneOf(1), "zone-x", ""}[g.topo.IntN(6)]
 	// DSR on a host without it makes upstream refuse to start: keep that
 	// rare, it hides everything else.
 	c.EnableDSR = g.pick(0.4) && (caps.DSR || g.pick(0.3))

@@ -69,7 +69,7 @@ func (g *gen) changeEndpoints(s *Step) {
 	default:
 		e := g.newEndpoint()
 		if e.p.ips[fam] != "" {
-			sl.Endpoints = append(sl.Endpoints, g.endpoint(e, fam))
+			sl.Endpoints = append(sl.Endpoints, g.hinted(st, g.endpoint(e, fam), e.p))
 		}
 	}
 	next := slices.Clone(st.slices)

@@ -13,6 +13,7 @@ import (
 // makeSlices creates the service's slices: one or two per family.
 func (g *gen) makeSlices(st *svcState, s *Step) {
 	svc := st.svc
+	st.distribution = g.trafficDistribution()
 	fams := familiesOf(svc)
 	if len(fams) == 0 {
 		fams = []string{v4} // headless: slices of the primary family
@@ -45,7 +46,7 @@ func (g *gen) makeSlices(st *svcState, s *Step) {
 			}
 			for i, e := range eps {
 				if i%n == j {
-					sl.Endpoints = append(sl.Endpoints, g.endpoint(e, f))
+					sl.Endpoints = append(sl.Endpoints, g.hinted(st, g.endpoint(e, f), e.p))
 				}
 			}
 			plain := sl.DeepCopy()
@@ -176,6 +177,33 @@ func (g *gen) endpoint(e epRef, fam string) discoveryv1.Endpoint {
 		Conditions: discoveryv1.EndpointConditions{Ready: e.cond.ready, Serving: e.cond.serving, Terminating: e.cond.terminating}}
 	if e.p.node >= 0 {
 		ep.NodeName = new(fmt.Sprintf("node-%d", e.p.node))
+	}
+	return ep
+}
+
+// trafficDistribution draws a service's: most have none.
+func (g *gen) trafficDistribution() string {
+	switch x := g.topo.IntN(100); {
+	case x < 30:
+		return corev1.ServiceTrafficDistributionPreferSameZone
+	case x < 45:
+		return corev1.ServiceTrafficDistributionPreferSameNode
+	}
+	return ""
+}
+
+// hinted gives an endpoint the hints the EndpointSlice controller writes
+// for the service's trafficDistribution: its node's zone, and with
+// PreferSameNode its node too. An address outside the cluster has no
+// zone, and now and then an endpoint is not hinted yet; either makes
+// kube-proxy ignore the port's hints.
+func (g *gen) hinted(st *svcState, ep discoveryv1.Endpoint, p *pod) discoveryv1.Endpoint {
+	if st.distribution == "" || p.node < 0 || g.topo.IntN(20) == 0 {
+		return ep
+	}
+	ep.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zoneOf(p.node)}}}
+	if st.distribution == corev1.ServiceTrafficDistributionPreferSameNode {
+		ep.Hints.ForNodes = []discoveryv1.ForNode{{Name: fmt.Sprintf("node-%d", p.node)}}
 	}
 	return ep
 }

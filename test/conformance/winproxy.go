@@ -26,6 +26,7 @@ import (
 type winproxyRun struct {
 	c        *Cluster
 	cfg      v1alpha1.ResolvedProxyConfig
+	node     *corev1.Node // its zone label
 	host     *sim.Sim
 	ledger   *hns.Ledger
 	applier  *apply.Applier
@@ -60,8 +61,12 @@ func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &winproxyRun{c: c, cfg: winproxyConfig(c), host: host, ledger: ledger,
+	w := &winproxyRun{c: c, cfg: winproxyConfig(c), node: &corev1.Node{}, host: host, ledger: ledger,
 		services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	w.node.Name = c.NodeName
+	if c.Zone != "" {
+		w.node.Labels = map[string]string{corev1.LabelTopologyZone: c.Zone}
+	}
 	for _, ep := range c.Endpoints {
 		if err := w.addEndpoint(ep); err != nil {
 			return nil, err
@@ -98,6 +103,10 @@ func winproxyConfig(c *Cluster) v1alpha1.ResolvedProxyConfig {
 		DualStack: len(c.Families) > 1,
 		HealthCheck: v1alpha1.HealthCheckSpec{ForwardVIP: c.ForwardHealthCheckVIP,
 			RootEndpointName: c.RootEndpointName, Port: int32(c.HealthzPort)},
+		// The defaults on a node of upstream's version: hints are honoured,
+		// for nodes too (docs/differences-from-kube-proxy.md#topology-aware-routing).
+		TopologyAwareRouting: true,
+		FeatureGates:         map[string]bool{"PreferSameTrafficDistribution": true},
 	}
 	for _, fam := range []string{"IPv4", "IPv6"} {
 		if ip := c.NodeIPs[fam]; ip != "" {
@@ -173,7 +182,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	}
 	var mismatch string
 	res, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
-		w.cache.SetNode(w.c.NodeName, w.cfg, nil, nil, v)
+		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
 		d := w.cache.Desired()
 		mismatch = w.compareWithCompute(d, v)
 		return d
@@ -192,7 +201,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	// Nothing changed: a second sync writes nothing (architecture §4,
 	// minimal HNS calls).
 	again, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
-		w.cache.SetNode(w.c.NodeName, w.cfg, nil, nil, v)
+		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
 		return w.cache.Desired()
 	})
 	if err != nil {
@@ -207,7 +216,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 // compareWithCompute checks the incremental engine's result against the engine as one
 // pure function over the same inputs.
 func (w *winproxyRun) compareWithCompute(d *engine.Desired, v engine.HNSView) string {
-	in := engine.Input{NodeName: w.c.NodeName, Config: w.cfg, HNS: v}
+	in := engine.Input{NodeName: w.c.NodeName, Config: w.cfg, Node: w.node, HNS: v}
 	for _, k := range sortedKeys(w.services) {
 		in.Services = append(in.Services, w.services[k])
 	}

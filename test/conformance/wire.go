@@ -36,6 +36,10 @@ type Cluster struct {
 	ForwardHealthCheckVIP bool   `json:"forwardHealthCheckVIP"`
 	RootEndpointName      string `json:"rootEndpointName"`
 	HealthzPort           int    `json:"healthzPort"`
+	// Zone is the node's topology.kubernetes.io/zone label, "" for none.
+	// winproxy routes by the EndpointSlices' topology hints for it;
+	// upstream ignores hints (winkernel's OnTopologyChange is empty).
+	Zone string `json:"zone,omitempty"`
 	// Endpoints are the local endpoints the CNI (and the host) created
 	// before the proxy starts.
 	Endpoints []LocalEndpoint `json:"endpoints"`
