@@ -58,7 +58,9 @@ type node struct {
 	// reads and writes sum the HNS calls of the timed syncs, cpu their
 	// process CPU time.
 	reads, writes int
-	cpu           time.Duration
+	// hcn is what the calls would cost through hcsshim on Windows.
+	hcn int
+	cpu time.Duration
 	// recall makes syncs start from Applier.Recall, as the agent's syncs
 	// that a change triggered do, instead of Observe.
 	recall bool
@@ -150,6 +152,7 @@ func (n *node) timedSync() sim.Counts {
 	n.stopTimer()
 	n.reads += c.Reads
 	n.writes += c.Writes
+	n.hcn += c.HCN
 	return c
 }
 
@@ -160,6 +163,7 @@ func (n *node) report(zeroWrites bool) {
 	benchcpu.Report(b, n.cpu)
 	b.ReportMetric(float64(n.reads)/float64(b.N), "hns-reads/op")
 	b.ReportMetric(float64(n.writes)/float64(b.N), "hns-writes/op")
+	b.ReportMetric(float64(n.hcn)/float64(b.N), "hcn-calls/op")
 	if zeroWrites && n.writes > 0 {
 		b.Errorf("goal missed: %d HNS writes in %d ops, want none", n.writes, b.N)
 	}
@@ -182,20 +186,20 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	b.Run("first-sync", func(b *testing.B) {
 		b.ReportAllocs()
 		b.StopTimer()
-		var reads, writes int
+		var reads, writes, hcn int
 		var cpu time.Duration
 		var m *node
 		for range b.N {
 			m = newNode(b, cl, p)
 			c := m.timedSync()
-			reads, writes, cpu = reads+c.Reads, writes+c.Writes, cpu+m.cpu
+			reads, writes, hcn, cpu = reads+c.Reads, writes+c.Writes, hcn+c.HCN, cpu+m.cpu
 			m.closeLedger()
 		}
-		m.reads, m.writes, m.cpu = reads, writes, cpu
+		m.reads, m.writes, m.hcn, m.cpu = reads, writes, hcn, cpu
 		m.report(false)
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -205,7 +209,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	})
 	// Each op is one change: even ops apply it, odd ops revert it.
 	toggle := func(b *testing.B, change, revert func()) {
-		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for i := range b.N {
@@ -235,7 +239,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		}
 	}
 	b.Run("event-unchanged", event(func(b *testing.B) {
-		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -243,6 +247,26 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		}
 		n.report(true)
 	}))
+	// Drift detection between full lists: HNS's IDs against the model.
+	b.Run("id-check", func(b *testing.B) {
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
+		b.ReportAllocs()
+		b.StopTimer()
+		for range b.N {
+			n.sim.Reset()
+			n.startTimer()
+			before := benchcpu.Process()
+			same, err := n.app.Verify(context.Background())
+			n.cpu += benchcpu.Process() - before
+			n.stopTimer()
+			if err != nil || !same {
+				b.Fatalf("Verify() = %v, %v; want true", same, err)
+			}
+			c := n.sim.Counts()
+			n.reads, n.hcn = n.reads+c.Reads, n.hcn+c.HCN
+		}
+		n.report(true)
+	})
 	b.Run("event-remote-endpoint-moved", event(func(b *testing.B) {
 		toggle(b, func() { n.cache.SetEndpointSlice(moved) }, func() { n.cache.SetEndpointSlice(orig) })
 	}))
@@ -256,7 +280,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		toggle(b, swap(oldPod, newPod, replaced), swap(newPod, oldPod, orig))
 	})
 	b.Run("restart", func(b *testing.B) {
-		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {
@@ -266,7 +290,7 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		n.report(true)
 	})
 	b.Run("restart-service-deleted", func(b *testing.B) {
-		n.b, n.reads, n.writes, n.cpu = b, 0, 0, 0
+		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
 		for range b.N {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"strings"
 	"fmt"
 	"net/netip"
 
@@ -49,12 +50,14 @@ func (s *Sim) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoi
 	return out, err
 }
 
-// ListEndpointIDs lists the IDs ListEndpoints would, in the same order.
+// ListEndpointIDs lists the IDs ListEndpoints would, in no particular order
+// (HNS promises none).
 func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
 	var out []string
 	err := s.call(ctx, OpListEndpointIDs, networkID, func(h *host) error {
-		for _, r := range sortedRecs(h.endpoints) {
-			if networkID == "" || key(r.obj.NetworkID) == key(networkID) {
+		out = make([]string, 0, len(h.endpoints))
+		for _, r := range h.endpoints {
+			if networkID == "" || strings.EqualFold(r.obj.NetworkID, networkID) {
 				out = append(out, r.obj.ID)
 			}
 		}
@@ -175,11 +178,13 @@ func (s *Sim) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error)
 	return out, err
 }
 
-// ListLoadBalancerIDs lists the IDs ListLoadBalancers would, in the same order.
+// ListLoadBalancerIDs lists the IDs ListLoadBalancers would, in no
+// particular order.
 func (s *Sim) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
 	var out []string
 	err := s.call(ctx, OpListLoadBalancerIDs, "", func(h *host) error {
-		for _, r := range sortedRecs(h.lbs) {
+		out = make([]string, 0, len(h.lbs))
+		for _, r := range h.lbs {
 			out = append(out, r.obj.ID)
 		}
 		return nil
