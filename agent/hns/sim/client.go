@@ -2,9 +2,9 @@ package sim
 
 import (
 	"context"
-	"strings"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
