@@ -41,7 +41,7 @@ func sameColumns(t *testing.T, out string, want ...string) {
 
 func TestSamplesApplyAndPrint(t *testing.T) {
 	out := kubectl(t, "apply", "-f", "config/samples/")
-	for _, name := range []string{"calico-overlay-dsr", "flannel-overlay", "l2bridge-dsr", "fleet-ws2019", "fleet-ws2022", "auto-rollback"} {
+	for _, name := range []string{"calico-overlay-dsr", "flannel-overlay", "l2bridge-dsr", "fleet-ws2019", "fleet-ws2022", "auto-rollback", "topology-aware-routing"} {
 		if !strings.Contains(out, "windowsproxyconfig.winproxy.io/"+name+" created") {
 			t.Errorf("kubectl apply did not create %s:\n%s", name, out)
 		}
