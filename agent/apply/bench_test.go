@@ -16,7 +16,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
-	"github.com/winproxy/winproxy/internal/benchcpu"
+	"github.com/winproxy/winproxy/internal/benchmeter"
 )
 
 // The benchmarks time one sync as the agent runs it (agent/daemon): Observe,
@@ -146,9 +146,9 @@ func (n *node) sync() sim.Counts {
 // its own preparation.
 func (n *node) timedSync() sim.Counts {
 	n.startTimer()
-	before := benchcpu.Process()
+	before := benchmeter.Process()
 	c := n.sync()
-	n.cpu += benchcpu.Process() - before
+	n.cpu += benchmeter.Process() - before
 	n.stopTimer()
 	n.reads += c.Reads
 	n.writes += c.Writes
@@ -160,7 +160,7 @@ func (n *node) timedSync() sim.Counts {
 // is no HNS write at all.
 func (n *node) report(zeroWrites bool) {
 	b := n.b.(*testing.B)
-	benchcpu.Report(b, n.cpu)
+	benchmeter.Report(b, n.cpu)
 	b.ReportMetric(float64(n.reads)/float64(b.N), "hns-reads/op")
 	b.ReportMetric(float64(n.writes)/float64(b.N), "hns-writes/op")
 	b.ReportMetric(float64(n.hcn)/float64(b.N), "hcn-calls/op")
@@ -255,9 +255,9 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		for range b.N {
 			n.sim.Reset()
 			n.startTimer()
-			before := benchcpu.Process()
+			before := benchmeter.Process()
 			same, err := n.app.Verify(context.Background())
-			n.cpu += benchcpu.Process() - before
+			n.cpu += benchmeter.Process() - before
 			n.stopTimer()
 			if err != nil || !same {
 				b.Fatalf("Verify() = %v, %v; want true", same, err)
@@ -283,11 +283,18 @@ func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0
 		b.ReportAllocs()
 		b.StopTimer()
+		var kept int64
 		for range b.N {
 			n.start()
+			before := benchmeter.LiveHeap()
 			n.timedSync()
+			// What the process keeps between syncs besides its informers'
+			// objects: the engine's results and the applier's model of HNS
+			// (the sim holds HNS's own state, which a restart does not change).
+			kept = benchmeter.LiveHeap() - before
 		}
 		n.report(true)
+		b.ReportMetric(float64(kept), "kept-B")
 	})
 	b.Run("restart-service-deleted", func(b *testing.B) {
 		n.b, n.reads, n.writes, n.hcn, n.cpu = b, 0, 0, 0, 0

@@ -2,7 +2,7 @@ package engine_test
 
 import (
 	"fmt"
-	"runtime"
+
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -10,7 +10,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
-	"github.com/winproxy/winproxy/internal/benchcpu"
+	"github.com/winproxy/winproxy/internal/benchmeter"
 )
 
 // ws2022 is the host of the benchmarks: HNS 13.3, no LB modify.
@@ -35,7 +35,7 @@ func BenchmarkCompute(b *testing.B) {
 			cl := w.cluster()
 			in := cl.Input(cl.View(ws2022))
 			b.ReportAllocs()
-			cpu := benchcpu.Start(b)
+			cpu := benchmeter.Start(b)
 			for b.Loop() {
 				engine.Compute(in)
 			}
@@ -53,14 +53,14 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.name, func(b *testing.B) {
 			cl := w.cluster()
-			before := liveHeap()
+			before := benchmeter.LiveHeap()
 			c := cl.Incremental()
 			c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
 			c.Desired()
-			state := liveHeap() - before
+			state := benchmeter.LiveHeap() - before
 			orig, moved := movedEndpoint(cl, w.moved)
 			b.ReportAllocs()
-			cpu := benchcpu.Start(b)
+			cpu := benchmeter.Start(b)
 			i := 0
 			for b.Loop() {
 				if i%2 == 0 {
@@ -76,14 +76,6 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 			b.ReportMetric(float64(state), "state-B")
 		})
 	}
-}
-
-// liveHeap is the heap in use after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
 
 // movedEndpoint returns service 4242's slice and a copy whose first remote

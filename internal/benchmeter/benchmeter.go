@@ -1,12 +1,22 @@
-// Package benchcpu measures the CPU time benchmarks report next to wall time: the machines that run
-// them are shared, and wall time moves 1.5–4× with the other jobs while the process's CPU time
-// barely does.
-package benchcpu
+// Package benchmeter measures what benchmarks report besides wall time: the process's CPU time,
+// because the machines that run them are shared and wall time moves 1.5–4× with the other jobs
+// while CPU time barely does; and the heap a structure keeps.
+package benchmeter
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
+
+// LiveHeap is the heap in use after a collection: the difference of two is what was kept in
+// between.
+func LiveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
 
 // Meter measures a benchmark loop that times all it runs.
 type Meter struct {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package benchcpu
+package benchmeter
 
 import "time"
 
