@@ -27,7 +27,7 @@ const (
 const (
 	// OwnerWinproxy marks an object that proves to be winproxy's: an endpoint by its winproxy-
 	// name, a load balancer by a ledger entry whose fingerprint matches what HNS holds. Only these
-	// are ever modified or deleted by the agent or `winproxy-agent cleanup`.
+	// are modified by the agent or deleted by `winproxy-agent cleanup`.
 	OwnerWinproxy = "winproxy"
 	// OwnerForeign marks everything else: kube-proxy's load balancers, the CNI's endpoints, an
 	// admin's. The agent replaces a foreign load balancer only when it holds a frontend the agent

@@ -30,7 +30,9 @@ func newHNSDumpCommand() *cobra.Command {
 list endpoints would, with backends resolved to their IPs and an OWNER column: winproxy for what
 proves to be the agent's (an endpoint named winproxy-<IP>, a load balancer recorded in the agent's
 ledger with the content it still holds), foreign for everything else (kube-proxy's load balancers,
-the CNI's endpoints). Only winproxy's objects are ever changed or deleted by the agent or cleanup.
+the CNI's endpoints). The agent modifies and deletes only winproxy's objects, except a foreign load
+balancer that holds a frontend it programs, which it replaces as kube-proxy does; cleanup deletes
+only winproxy's.
 
 -o json is the input of 'winproxy-agent plan --hns'; give --network with the network the config
 names, so that the plan knows it. Reading the ledger changes nothing: dump is safe while the agent
