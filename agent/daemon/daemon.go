@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -40,6 +39,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/selectors"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -141,8 +141,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 				&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
 				// The Services and EndpointSlices kube-proxy skips, filtered by the apiserver as
 				// kube-proxy does: those another proxy implements, headless ones (DNS serves them).
-				&corev1.Service{}:            {Label: serviceSelector, Field: fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone)},
-				&discoveryv1.EndpointSlice{}: {Label: endpointSliceSelector},
+				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields},
+				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels},
 			},
 		},
 	})
@@ -206,24 +206,6 @@ func (a *agent) readyCheck(*http.Request) error {
 		return errors.New("no successful sync yet")
 	}
 	return nil
-}
-
-// The selectors kube-proxy lists Services and EndpointSlices with (cmd/kube-proxy/app/server.go).
-var (
-	serviceSelector       = mustSelector("!" + serviceProxyNameLabel)
-	endpointSliceSelector = mustSelector("!" + corev1.IsHeadlessService)
-)
-
-// serviceProxyNameLabel marks a Service as implemented by another proxy
-// (k8s.io/kubernetes pkg/proxy/apis LabelServiceProxyName).
-const serviceProxyNameLabel = "service.kubernetes.io/service-proxy-name"
-
-func mustSelector(s string) labels.Selector {
-	sel, err := labels.Parse(s)
-	if err != nil {
-		panic(err)
-	}
-	return sel
 }
 
 // watch feeds informer events into the incremental engine and triggers a sync. Services and slices go
