@@ -67,11 +67,6 @@ type Option func(*Applier)
 // WithClock sets the clock used for retry backoff.
 func WithClock(c clock.PassiveClock) Option { return func(a *Applier) { a.clock = c } }
 
-// WithBackoff sets the first retry delay and its cap (default 1s, 10s).
-func WithBackoff(base, max time.Duration) Option {
-	return func(a *Applier) { a.base, a.max = base, max }
-}
-
 // New returns an Applier programming c. The ledger records the load
 // balancers it creates; reopening the same ledger file after a restart is
 // how the new process recognises those that differ from what it wants now
