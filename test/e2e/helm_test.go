@@ -302,6 +302,10 @@ func TestHelmLifecycle(t *testing.T) {
 	}
 
 	// What users do next: apply configs and list them.
+	samples, err := filepath.Glob(filepath.Join(e.RepoRoot, "config/samples/*.yaml"))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("no samples in config/samples: %v", err)
+	}
 	out = mustKubectlOn(t, e, "apply", "-f", "config/samples/")
 	if !strings.Contains(out, "windowsproxyconfig.winproxy.io/l2bridge-dsr created") {
 		t.Errorf("kubectl apply -f config/samples/:\n%s", out)
@@ -322,8 +326,8 @@ func TestHelmLifecycle(t *testing.T) {
 	if _, err := kubectlOn(e, "get", "validatingadmissionpolicy/winproxy-agent-own-node"); err == nil || !strings.Contains(err.Error(), "NotFound") {
 		t.Errorf("admissionPolicy.enabled=false left the policy in place: %v", err)
 	}
-	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != 6 || !strings.Contains(got, "windowsproxyconfig.winproxy.io/default\n") {
-		t.Errorf("after the upgrade, want the 5 samples and the default config; kubectl get wpc -o name:\n%s", got)
+	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != len(samples)+1 || !strings.Contains(got, "windowsproxyconfig.winproxy.io/default\n") {
+		t.Errorf("after the upgrade, want the %d samples and the default config; kubectl get wpc -o name:\n%s", len(samples), got)
 	}
 
 	// Uninstall removes the release's objects, the default config among them, but keeps the CRDs
@@ -353,7 +357,7 @@ func TestHelmLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != 5 {
+	if got := mustKubectlOn(t, e, "get", "wpc", "-o", "name"); strings.Count(got, "\n") != len(samples) {
 		t.Errorf("uninstall lost configs; kubectl get wpc -o name:\n%s", got)
 	}
 }
