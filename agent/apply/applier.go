@@ -5,9 +5,10 @@
 // using them. It only ever deletes or modifies objects that prove to be its
 // own (hns.Owned: an endpoint by its winproxy- name, a load balancer by the
 // content an hns.Ledger entry records), with the single exception winkernel
-// also makes (reference §7.4): a foreign load balancer holding exactly the
-// frontend it must create. A load balancer identical to one it wants is
-// adopted without a call, so a lost ledger costs no blackout.
+// also makes (docs/design/dataplane.md#foreign-load-balancers): a foreign
+// load balancer holding exactly the frontend it must create. A load
+// balancer identical to one it wants is adopted without a call, so a lost
+// ledger costs no blackout.
 //
 // Drift is repaired: every sync lists the host's load balancers and the
 // network's endpoints (reads), so an object deleted behind the agent's back
@@ -19,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -253,20 +253,3 @@ func isFatal(err error) bool {
 	return hns.IsHNSNotRunning(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// sameIDs compares backend ID lists as sets, case-insensitively (HNS GUIDs
-// come in both cases). HNS keeps the order it was given, so the lists are
-// usually identical, which is checked first without copying them.
-func sameIDs(a, b []string) bool {
-	if slices.Equal(a, b) {
-		return true
-	}
-	norm := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = strings.ToUpper(id)
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(norm(a), norm(b))
-}

@@ -60,7 +60,7 @@ type Result struct {
 	// earlier version and identical to nothing desired): left alone.
 	Disowned []string
 	// ForeignReplaced lists the frontends of foreign LBs deleted because
-	// they blocked a create (reference §7.4).
+	// they blocked a create (docs/design/dataplane.md#foreign-load-balancers).
 	ForeignReplaced []string
 	Failures        []Failure
 }
@@ -308,7 +308,8 @@ func (s *syncState) isGone(id string) bool {
 
 // ensureSourceVIP creates the overlay source-VIP endpoint when the engine
 // asks for it. Failing that, no load balancer is programmed this sync
-// (winkernel §4.2), and HNS is otherwise left as it is.
+// (docs/design/dataplane.md#the-source-vip-endpoint), and HNS is otherwise
+// left as it is.
 func (s *syncState) ensureSourceVIP() error {
 	want := s.d.SourceVIPEndpoint
 	if want == nil {
@@ -516,7 +517,7 @@ func cloneOrNil[T any](s []T) []T {
 
 func sameLB(a, b hns.LoadBalancer) bool {
 	return slices.Equal(a.FrontendVIPs, b.FrontendVIPs) && a.PortMapping == b.PortMapping && a.Flags == b.Flags &&
-		a.SourceVIP == b.SourceVIP && sameIDs(a.BackendEndpointIDs, b.BackendEndpointIDs)
+		a.SourceVIP == b.SourceVIP && hns.SameIDs(a.BackendEndpointIDs, b.BackendEndpointIDs)
 }
 
 // frontKey is a frontend without the internal port: an LB whose target port
@@ -541,9 +542,9 @@ func frontOf(lb hns.LoadBalancer) frontKey {
 // prove to be the agent's (the ledger lost or lacks it, an earlier version
 // recorded it without fingerprint, kube-proxy left it): that changes
 // nothing on the data plane, where replacing it because it holds the
-// frontend (reference §7.4) would delete and recreate the same LB. Any
-// other LB that does not prove to be the agent's is foreign, and is
-// replaced only if it blocks a create.
+// frontend (docs/design/dataplane.md#foreign-load-balancers) would delete
+// and recreate the same LB. Any other LB that does not prove to be the
+// agent's is foreign, and is replaced only if it blocks a create.
 func (s *syncState) matchLoadBalancers() error {
 	a := s.a
 	adopted, err := a.owned.Settle(s.o.LoadBalancers)
@@ -681,7 +682,8 @@ func (s *syncState) deleteLB(lb hns.LoadBalancer) error {
 // was changed behind the agent's back (so it is not what the agent wrote),
 // or recorded without fingerprint by an earlier version and found identical
 // to nothing desired. Its entry is dropped and it is reported; the agent
-// leaves it alone from then on, unless it blocks a frontend (§7.4).
+// leaves it alone from then on, unless it blocks a frontend
+// (docs/design/dataplane.md#foreign-load-balancers).
 func (s *syncState) disown(lb hns.LoadBalancer) error {
 	if err := s.a.owned.Disown(lb.ID); err != nil {
 		return err
@@ -755,7 +757,8 @@ func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id str
 	cur := s.listedLB[strings.ToUpper(id)]
 	if mapped && !a.owned.OwnsLoadBalancer(cur) {
 		// Changed behind the agent's back: no longer its own. If it still
-		// holds the frontend, the create below replaces it (§7.4).
+		// holds the frontend, the create below replaces it
+		// (docs/design/dataplane.md#foreign-load-balancers).
 		if err := s.disown(cur); err != nil {
 			return err
 		}
@@ -796,7 +799,8 @@ func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id str
 	return nil
 }
 
-// create creates an LB. On "port exists", like winkernel (§7.4), if exactly
+// create creates an LB. On "port exists", like winkernel
+// (docs/design/dataplane.md#foreign-load-balancers), if exactly
 // one listed LB has the same frontend it is deleted — even a foreign one —
 // and the create retried once; the replacement is reported.
 func (s *syncState) create(want hns.LoadBalancer) (hns.LoadBalancer, error) {

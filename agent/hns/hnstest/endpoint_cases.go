@@ -84,29 +84,21 @@ func endpointIDs(t *testing.T, h *host) {
 // mismatch is tried again once.
 func sameIDs(t *testing.T, what string, both func() (ids, listed []string, err error), want ...string) {
 	t.Helper()
-	norm := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = strings.ToUpper(id)
-		}
-		slices.Sort(out)
-		return out
-	}
 	var ids, listed []string
 	for range 2 {
-		got, l, err := both()
-		if err != nil {
+		var err error
+		if ids, listed, err = both(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if ids, listed = norm(got), norm(l); slices.Equal(ids, listed) {
+		if hns.SameIDs(ids, listed) {
 			break
 		}
 	}
-	if !slices.Equal(ids, listed) {
+	if !hns.SameIDs(ids, listed) {
 		t.Errorf("%s: IDs enumerated %v, listed %v", what, ids, listed)
 	}
 	for _, id := range want {
-		if !slices.Contains(ids, strings.ToUpper(id)) {
+		if !slices.ContainsFunc(ids, func(got string) bool { return strings.EqualFold(got, id) }) {
 			t.Errorf("%s: %s not enumerated", what, id)
 		}
 	}
