@@ -359,8 +359,9 @@ func TestRestartMakesNoWrites(t *testing.T) {
 // With the ledger lost (here: emptied, as the adversarial run did),
 // endpoints are recognised by their winproxy- name and every load balancer
 // is identical to one the agent wants: all are adopted without a write,
-// where replacing each as reference §7.4 has it cost the node a
-// delete-and-create of every load balancer.
+// where replacing each, as winkernel replaces a load balancer blocking its
+// frontend (docs/design/dataplane.md#foreign-load-balancers), would cost the
+// node a delete-and-create of every load balancer.
 func TestRestartWithLedgerLost(t *testing.T) {
 	h := newHost(t, sim.WS2022, true, true)
 	workload(h)
@@ -396,7 +397,8 @@ func TestRestartWithLedgerLost(t *testing.T) {
 
 // A load balancer identical to a desired one but not recorded (kube-proxy's
 // after a migration, or one re-created by an admin) is adopted: the agent
-// would otherwise replace it through §7.4 with the very same LB.
+// would otherwise replace it as a blocker of its frontend
+// (docs/design/dataplane.md#foreign-load-balancers) with the very same LB.
 func TestForeignIdenticalLBIsAdopted(t *testing.T) {
 	h := newHost(t, sim.WS2022, false, false)
 	workload(h)

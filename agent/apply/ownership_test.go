@@ -108,7 +108,8 @@ func TestForgedLedgerEntryDeletesNothing(t *testing.T) {
 
 // A load balancer changed behind the agent's back is no longer what the
 // agent wrote, so no longer its own: left alone when its service goes, and
-// replaced as any foreign blocker (§7.4) when the agent needs its frontend.
+// replaced as any foreign blocker (docs/design/dataplane.md#foreign-load-balancers)
+// when the agent needs its frontend.
 func TestLoadBalancerChangedBehindTheAgentsBackIsNotItsOwn(t *testing.T) {
 	h := newHost(t, sim.WS2025, false, false)
 	workload(h)

@@ -16,8 +16,9 @@ import (
 // ws2022 is the host of the benchmarks: HNS 13.3, no LB modify.
 var ws2022 = hns.CapabilitiesFor(hns.Version{Major: 13, Minor: 3})
 
-// workloads are the clusters the engine's benchmarks run on: reference
-// §11's at N = 2000 (overlay) and issue #3's 10k cluster.
+// workloads are the clusters the engine's benchmarks run on: the one
+// upstream winkernel was measured on (enginetest.Winkernel) at N = 2000
+// (overlay) and issue #3's 10k cluster.
 var workloads = []struct {
 	name    string
 	cluster func() *enginetest.Cluster
@@ -93,7 +94,8 @@ func movedEndpoint(cl *enginetest.Cluster, service int) (orig, moved *discoveryv
 // TestIncrementalIsCheaper guards the design goal: one endpoint change costs
 // at least 100x less than a full computation. It counts allocations, which,
 // unlike time, hold still on a shared machine and under the race detector,
-// on the 2,000-service workload of reference §11; the benchmarks above time
+// on the 2,000-service workload upstream winkernel was measured on
+// (docs/performance.md#what-is-measured); the benchmarks above time
 // both on the 10k cluster.
 func TestIncrementalIsCheaper(t *testing.T) {
 	cl := enginetest.Winkernel(2000, true, false)

@@ -17,7 +17,8 @@ import (
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
-// The fixture of reference §10 (winkernel's proxier_test.go): node IP
+// The fixture of winkernel's proxier_test.go, which the scenarios
+// (docs/design/dataplane.md#scenarios) are set in: node IP
 // 10.0.0.1, source VIP 192.168.1.2, network TestNetwork, remote subnet
 // 192.168.2.0/24 via PA 10.0.0.3.
 const (
@@ -229,7 +230,7 @@ func reasons(d *Desired) []string {
 	return out
 }
 
-// Scenarios of reference §10 that are not engine cases:
+// Scenarios (docs/design/dataplane.md#scenarios) that are not engine cases:
 //   - 1, 4, 9, 10, 11: feature-gate and mode checks at start-up; the
 //     controller resolves gates per node version and the CRD rejects bad
 //     modes, so a ResolvedProxyConfig never carries them (controllers/).

@@ -1,9 +1,10 @@
 // Package engine computes the HNS state a Windows node should have — load
 // balancers, remote endpoints and the overlay source-VIP endpoint — from
 // Kubernetes objects, the node's resolved WindowsProxyNode config and what
-// HNS reports about the network. It follows winkernel (reference §2–§5)
-// rule for rule, and reports what is in effect (DSR, IP families, source VIP)
-// and per-service problems.
+// HNS reports about the network. It follows winkernel rule for rule
+// (docs/design/dataplane.md#the-node through #remote-endpoints), and
+// reports what is in effect (DSR, IP families, source VIP) and per-service
+// problems.
 //
 // The engine does no I/O and reads no clock: the same inputs always give the
 // same Desired. Compute is the whole function; Incremental is the same function

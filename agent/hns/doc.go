@@ -34,10 +34,11 @@
 // adopted without a call, however it came to be unrecorded (the ledger lost,
 // an earlier version's entry without fingerprint, kube-proxy's LB after a
 // migration): that changes nothing on the data plane, where replacing it
-// because it holds the agent's frontend (winkernel reference §7.4) would
-// delete and recreate the same LB. A non-identical LB that does not prove
-// to be winproxy's is foreign; the agent deletes it only when it blocks a
-// frontend the agent must create (§7.4).
+// because it holds the agent's frontend, as winkernel does
+// (docs/design/dataplane.md#foreign-load-balancers), would delete and recreate
+// the same LB. A non-identical LB that does not prove to be winproxy's is
+// foreign; the agent deletes it only when it blocks a frontend the agent
+// must create (the same rule).
 //
 // Creating a load balancer and recording its ID cannot be one step, so
 // Owned.CreateLoadBalancer first appends an intent (the fingerprint) and

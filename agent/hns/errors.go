@@ -8,7 +8,7 @@ import (
 // Code is a Win32 error code or HRESULT as HNS returns it.
 type Code uint32
 
-// The codes winkernel reacts to (reference §1.5).
+// The codes winkernel reacts to (docs/design/dataplane.md#hns-errors).
 const (
 	CodePortAlreadyExists Code = 0x803B0013 // HCN_E_PORT_ALREADY_EXISTS
 	CodeAlreadyExists     Code = 0xB7       // ERROR_ALREADY_EXISTS, also seen for LB conflicts

@@ -150,8 +150,9 @@ func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur LoadBalancer) error 
 // Adopt records lb, as listed, as winproxy's without an HNS call. The
 // caller vouches that lb is identical to a load balancer it would create
 // now: taking it over changes nothing on the data plane, and the
-// alternative, replacing it because it holds that frontend (reference
-// §7.4), ends in the same state after a delete and a create.
+// alternative, replacing it because it holds that frontend
+// (docs/design/dataplane.md#foreign-load-balancers), ends in the same state
+// after a delete and a create.
 func (o *Owned) Adopt(lb LoadBalancer) error {
 	return o.Ledger.change(entry{op: '+', kind: lineLoadBalancer, id: lb.ID, proofs: []string{fingerprint(lb)}})
 }

@@ -50,10 +50,10 @@ var errLedgerClosed = errors.New("ledger: closed")
 // and proven by nothing until the applier finds the LB identical to one it
 // wants (and records its fingerprint). Versions before fingerprints skip
 // the lines that carry one, so after a downgrade they own no LB and
-// replace each one once (reference §7.4). A line torn by a kill is ignored,
-// and so is a line of a kind this version does not know. No fsync: HNS
-// load balancers do not survive a reboot either, and a plain process kill
-// loses nothing already written.
+// replace each one once (docs/design/dataplane.md#foreign-load-balancers).
+// A line torn by a kill is ignored, and so is a line of a kind this version
+// does not know. No fsync: HNS load balancers do not survive a reboot
+// either, and a plain process kill loses nothing already written.
 //
 // The journal is compacted (temp file + rename) when opened and whenever it
 // holds more than twice as many lines as live entries; Settle drops the

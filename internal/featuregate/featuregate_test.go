@@ -61,7 +61,7 @@ func TestEffective(t *testing.T) {
 }
 
 // TestTable checks the generated table's shape: specs in ascending order, and the Windows gates
-// as reference §8 lists them.
+// as docs/design/dataplane.md#feature-gates lists them (pkg/features/kube_features.go).
 func TestTable(t *testing.T) {
 	if len(table) < 200 {
 		t.Errorf("table has %d gates; kube-proxy 1.37 knows over 200", len(table))

@@ -43,7 +43,8 @@ func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
 		return nil, err
 	}
 	profile := sim.Profile{Name: "hns-" + c.HNSVersion, Version: v,
-		// Releases before 2025 have the duplicate-IP quirk (reference §1.2).
+		// Releases before 2025 have the duplicate-IP quirk
+		// (docs/design/dataplane.md#the-duplicate-ip-quirk).
 		DuplicateIPQuirk: !v.AtLeast(hns.Version{Major: 15})}
 	host, err := sim.New(sim.WithProfile(profile), sim.WithDeterministicIDs())
 	if err != nil {
@@ -198,8 +199,8 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	if len(res.Failures) > 0 || res.Skipped != "" {
 		return StepResult{}, fmt.Errorf("winproxy's sync failed on the simulated host (skipped %q): %v", res.Skipped, res.Failures)
 	}
-	// Nothing changed: a second sync writes nothing (architecture §4,
-	// minimal HNS calls).
+	// Nothing changed: a second sync writes nothing (the README's
+	// principles: an unchanged sync writes nothing).
 	again, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
 		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
 		return w.cache.Desired()

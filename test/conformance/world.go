@@ -114,8 +114,9 @@ func proxied(svc *corev1.Service) bool {
 	return svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone
 }
 
-// rolesOf maps the frontends the services claim to their roles (reference
-// §2.1), for the families the node proxies.
+// rolesOf maps the frontends the services claim to their roles
+// (docs/design/dataplane.md#load-balancers), for the families the node
+// proxies.
 func rolesOf(c *Cluster, services map[string]*corev1.Service) map[Frontend][]role {
 	out := map[Frontend][]role{}
 	for _, k := range sortedKeys(services) {

@@ -43,7 +43,8 @@ type Cluster struct {
 // NodeName returns the name of node k; node 0 runs the agent under test.
 func NodeName(k int) string { return fmt.Sprintf("node-%d", k) }
 
-// NodeIP is node k's IP: 10.0.0.k+1, as in reference §11.
+// NodeIP is node k's IP: 10.0.0.k+1, as in the workload upstream winkernel
+// was measured on (Winkernel).
 func NodeIP(k int) netip.Addr { return addrAdd(netip.AddrFrom4([4]byte{10, 0, 0, 1}), k) }
 
 // PodCIDR is node k's pod CIDR, 10.(100+k).0.0/16.
@@ -81,11 +82,12 @@ func Large() *Cluster {
 	return large
 }
 
-// Winkernel is the workload of reference §11: n ClusterIP services with 5
-// endpoints each and 10 nodes; endpoint p (counting across services) is
-// local when p is even, else on the remote nodes round-robin. overlay
-// selects an overlay network with a source VIP, else L2Bridge; dsr enables
-// DSR.
+// Winkernel is the workload upstream winkernel was measured on, to compare
+// call for call (docs/performance.md#what-is-measured): n ClusterIP
+// services with 5 endpoints each and 10 nodes; endpoint p (counting across
+// services) is local when p is even, else on the remote nodes round-robin.
+// overlay selects an overlay network with a source VIP, else L2Bridge; dsr
+// enables DSR.
 func Winkernel(n int, overlay, dsr bool) *Cluster {
 	return build(n, 5, 10, overlay, dsr, func(p int) int {
 		if p%2 == 0 {

@@ -69,12 +69,12 @@ var claims = []Claim{
 	{
 		ID:     "endpoint-delete",
 		Says:   "A deleted endpoint is gone from ListEndpoints and GetEndpointByName; deleting it again is endpoint-not-found.",
-		Source: "hcsshim hcn/hcnendpoint.go deleteEndpoint; HCN_E_ENDPOINT_NOT_FOUND 0x803B0002 (golang.org/x/sys/windows); reference §1.5.",
+		Source: "hcsshim hcn/hcnendpoint.go deleteEndpoint; HCN_E_ENDPOINT_NOT_FOUND 0x803B0002 (golang.org/x/sys/windows); docs/design/dataplane.md#hns-errors.",
 	},
 	{
 		ID:     "endpoint-on-missing-network",
 		Says:   "Creating an endpoint on a missing network is network-not-found.",
-		Source: "hcsshim hcn/hcnendpoint.go createEndpoint (hcnOpenNetwork first); HCN_E_NETWORK_NOT_FOUND 0x803B0001; reference §1.5.",
+		Source: "hcsshim hcn/hcnendpoint.go createEndpoint (hcnOpenNetwork first); HCN_E_NETWORK_NOT_FOUND 0x803B0001; docs/design/dataplane.md#hns-errors.",
 	},
 	{
 		ID:     "endpoint-duplicate-ip",
@@ -94,7 +94,7 @@ var claims = []Claim{
 	{
 		ID:     "lb-kinds",
 		Says:   "Every load-balancer shape winkernel programs is accepted and reads back: ClusterIP (TCP, UDP, with and without source VIP), NodePort (no VIP, LocalRoutedVIP|VipExternalIP), ExternalIP (VipExternalIP), ingress and health check with preserve-destination (UseMux|PreserveDIP), DSR where supported, and the ILB flag.",
-		Source: "Reference §2.1 (winkernel proxier.go syncProxyRules, hns.go getLoadBalancer and getLoadBalancerPolicyFlags, VipExternalIP = 16 in hns.go); flag values from hcsshim hcn/hcnloadbalancer.go; ILB from hcn/hcnloadbalancer_test.go TestAddILBLoadBalancer.",
+		Source: "docs/design/dataplane.md#load-balancers (winkernel proxier.go syncProxyRules, hns.go getLoadBalancer and getLoadBalancerPolicyFlags, VipExternalIP = 16 in hns.go); flag values from hcsshim hcn/hcnloadbalancer.go; ILB from hcn/hcnloadbalancer_test.go TestAddILBLoadBalancer.",
 	},
 	{
 		ID:     "lb-dsr",
@@ -104,7 +104,7 @@ var claims = []Claim{
 	{
 		ID:     "lb-ipv6",
 		Says:   "IPv6 load balancers (flag 2, IPv6 VIP and backends) are accepted from HNS 11.10 and refused with E_NOTIMPL below; an IPv4 and an IPv6 NodePort load balancer on the same port coexist.",
-		Source: "hcsshim hcn/hcnglobals.go IPv6DualStackVersion; reference §1.4 (winkernel keys load balancers by family because dual-stack NodePort load balancers share VIP, port and protocol). The refusal is a simulator choice.",
+		Source: "hcsshim hcn/hcnglobals.go IPv6DualStackVersion; docs/design/dataplane.md#load-balancer-identity (winkernel keys load balancers by family because dual-stack NodePort load balancers share VIP, port and protocol). The refusal is a simulator choice.",
 	},
 	{
 		ID:     "lb-family-mismatch",
@@ -114,12 +114,12 @@ var claims = []Claim{
 	{
 		ID:     "lb-session-affinity",
 		Says:   "Distribution types SourceIPProtocol (1) and SourceIP (2) are accepted from HNS 12.0 and refused with E_NOTIMPL below.",
-		Source: "hcsshim hcn/hcnglobals.go SessionAffinityVersion; winkernel hns.go getLoadBalancer sends SourceIP for sessionAffinity: ClientIP. The refusal is a simulator choice: winkernel sends it anyway below 12.0 and only logs (reference §2.1), so older HNS may accept and ignore it.",
+		Source: "hcsshim hcn/hcnglobals.go SessionAffinityVersion; winkernel hns.go getLoadBalancer sends SourceIP for sessionAffinity: ClientIP. The refusal is a simulator choice: winkernel sends it anyway below 12.0 and only logs (docs/design/dataplane.md#session-affinity), so older HNS may accept and ignore it.",
 	},
 	{
 		ID:     "lb-port-exists",
 		Says:   "A second load balancer on a taken frontend (VIP or none, protocol, internal port, external port, family) fails with port-already-exists whatever its backends, flags or source VIP; changing any one of those five makes it a different frontend.",
-		Source: "winkernel hns.go createOrReplaceLoadbalancer and findExistingLBIdByFrontend (the same tuple, an empty VIP included) and IsPolicyAlreadyExists (0x803b0013 or 0xb7); reference §1.5. Upstream's test double (testing/hcnutils_mock.go CreateLoadBalancer) flags conflicts only between load balancers with a VIP; the simulator follows the production code, which expects NodePort load balancers to conflict too.",
+		Source: "winkernel hns.go createOrReplaceLoadbalancer and findExistingLBIdByFrontend (the same tuple, an empty VIP included) and IsPolicyAlreadyExists (0x803b0013 or 0xb7); docs/design/dataplane.md#hns-errors. Upstream's test double (testing/hcnutils_mock.go CreateLoadBalancer) flags conflicts only between load balancers with a VIP; the simulator follows the production code, which expects NodePort load balancers to conflict too.",
 	},
 	{
 		ID:     "lb-unknown-backend",
@@ -134,7 +134,7 @@ var claims = []Claim{
 	{
 		ID:     "lb-modify",
 		Says:   "From HNS 15.5 a modify replaces a load balancer's content in place: same ID, and a get shows the new backends. Below 15.5 it is E_NOTIMPL and the load balancer is unchanged. Modifying a missing load balancer is load-balancer-not-found on every version.",
-		Source: "hcsshim hcn/hcnglobals.go ModifyLoadbalancerVersion (15.4), moved to 15.5 by hnslib after k/k #131466 (15.4 accepted modifies without updating backends; agent/hns/version.go); hcn/hcnloadbalancer_test.go TestCreateUpdateDeleteLoadBalancer; E_NOTIMPL per reference §1.5; hcn/hcnloadbalancer.go updateLoadBalancer opens the load balancer before it modifies it, so a missing one fails first.",
+		Source: "hcsshim hcn/hcnglobals.go ModifyLoadbalancerVersion (15.4), moved to 15.5 by hnslib after k/k #131466 (15.4 accepted modifies without updating backends; agent/hns/version.go); hcn/hcnloadbalancer_test.go TestCreateUpdateDeleteLoadBalancer; E_NOTIMPL per docs/design/dataplane.md#hns-errors; hcn/hcnloadbalancer.go updateLoadBalancer opens the load balancer before it modifies it, so a missing one fails first.",
 	},
 	{
 		ID:     "lb-modify-conflict",

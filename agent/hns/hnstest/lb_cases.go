@@ -64,7 +64,8 @@ func lbRoundTrip(t *testing.T, h *host) {
 	}
 }
 
-// lbKind is one shape winkernel programs (reference §2.1), on its own frontend.
+// lbKind is one shape winkernel programs (docs/design/dataplane.md#load-balancers),
+// on its own frontend.
 type lbKind struct {
 	name     string
 	vip      bool

@@ -12,7 +12,7 @@ import (
 
 // TestContract holds the simulator to the hns.Client contract for every profile, on both kinds
 // of network a Kubernetes CNI creates: L2Bridge (dual-stack where the HNS version has IPv6)
-// and Overlay (IPv4 only, reference §1.1).
+// and Overlay (IPv4 only: docs/design/dataplane.md#dual-stack-and-the-overlay-downgrade).
 func TestContract(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		for _, typ := range []hns.NetworkType{hns.NetworkTypeL2Bridge, hns.NetworkTypeOverlay} {

@@ -25,8 +25,8 @@ type Profile struct {
 func (p Profile) Capabilities() hns.Capabilities { return hns.CapabilitiesFor(p.Version) }
 
 // Profiles of the Windows Server releases winproxy supports. Versions are
-// the ones reported in public issues (reference §6.3); exact minors vary
-// with patch level.
+// the ones reported in public issues (docs/compatibility.md#windows-server-and-hns);
+// exact minors vary with patch level.
 var (
 	// WS2019: HNS 9.5 (2026 builds): V2, remote subnets, DSR; no dual-stack,
 	// no session affinity, no modify.

@@ -1,5 +1,5 @@
 // Package sim is an in-memory HNS with the semantics winproxy relies on
-// (reference §1, §7): generated GUIDs, not-found and port-exists errors,
+// (docs/design/dataplane.md#the-hns-objects): generated GUIDs, not-found and port-exists errors,
 // E_NOTIMPL on modify where the HNS version lacks it, HNS-not-running mode,
 // the duplicate-IP quirk of WS2019/2022, per-call counters, latency and
 // fault injection, and optional persistence to a file shared by processes.
