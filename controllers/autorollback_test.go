@@ -3,11 +3,9 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -40,54 +37,12 @@ func (c *controller) specWrites() int {
 	return w["patch *v1alpha1.WindowsProxyNode"] + w["create *v1alpha1.WindowsProxyNode"]
 }
 
-// unavailableWatch records, from a watch on every WindowsProxyNode, the largest number of nodes
-// that were at once not programmed on the config they carried.
-type unavailableWatch struct {
-	mu  sync.Mutex
-	max int
-}
-
-func watchUnavailable(t *testing.T) *unavailableWatch {
-	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(context.Background(), &winproxyv1alpha1.WindowsProxyNodeList{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uw := &unavailableWatch{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		down := map[string]bool{}
-		for ev := range w.ResultChan() {
-			n, ok := ev.Object.(*winproxyv1alpha1.WindowsProxyNode)
-			if !ok {
-				continue
-			}
-			p, _ := agentReport(n)
-			down[n.Name] = !p
-			count := 0
-			for _, d := range down {
-				if d {
-					count++
-				}
-			}
-			uw.mu.Lock()
-			uw.max = max(uw.max, count)
-			uw.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { w.Stop(); <-done })
-	return uw
-}
-
-func (uw *unavailableWatch) maxUnavailable() int {
-	uw.mu.Lock()
-	defer uw.mu.Unlock()
-	return uw.max
+// watchUnavailable records the most nodes at once not programmed on the config they carried.
+func watchUnavailable(t *testing.T) *peakWatch {
+	return watchPeak(t, func(n *winproxyv1alpha1.WindowsProxyNode) bool {
+		programmed, _ := agentReport(n)
+		return !programmed
+	})
 }
 
 // TestAutoRollbackRollsBackEveryUpdatedNode: a config change that one node fails is rolled back
@@ -136,7 +91,7 @@ func TestAutoRollbackRollsBackEveryUpdatedNode(t *testing.T) {
 	if n := c.specWrites() - writes; n != 3 {
 		t.Errorf("the rollback wrote %d WindowsProxyNodes, want 3 (one per node)", n)
 	}
-	if m := unavailable.maxUnavailable(); m != 1 {
+	if m := unavailable.peak(); m != 1 {
 		t.Errorf("at most %d nodes were unavailable at once during the rollback, want 1 (maxUnavailable)", m)
 	}
 	for typ, want := range map[string]string{

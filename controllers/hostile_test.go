@@ -200,7 +200,7 @@ func TestDeletingTheOlderConfigHandsNodesOverAtPace(t *testing.T) {
 	if cfg.Status.Nodes.Updated != 4 {
 		t.Errorf("ho-b-new: %+v", cfg.Status.Nodes)
 	}
-	if m := iw.maxInFlight(); m != 1 {
+	if m := iw.peak(); m != 1 {
 		t.Errorf("at most %d nodes were handed over and not programmed at once, want exactly 1 (maxUnavailable 1)", m)
 	}
 	for n, w := range wpns(t) {

@@ -254,14 +254,15 @@ func TestFleetResolvesPerNodeVersion(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// inFlightWatch records, from a watch on every WindowsProxyNode, the largest number of nodes that
-// were at once on a hash other than their old one and not programmed for it.
-type inFlightWatch struct {
+// peakWatch records, from a watch on every WindowsProxyNode, the largest number of nodes that
+// were at once in some state.
+type peakWatch struct {
 	mu  sync.Mutex
 	max int
 }
 
-func watchInFlight(t *testing.T, old map[string]string) *inFlightWatch {
+// watchPeak watches every WindowsProxyNode until the test ends, counting those in is.
+func watchPeak(t *testing.T, is func(*winproxyv1alpha1.WindowsProxyNode) bool) *peakWatch {
 	t.Helper()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -271,37 +272,45 @@ func watchInFlight(t *testing.T, old map[string]string) *inFlightWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iw := &inFlightWatch{}
+	pw := &peakWatch{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		inFlight := map[string]bool{}
+		in := map[string]bool{}
 		for ev := range w.ResultChan() {
 			n, ok := ev.Object.(*winproxyv1alpha1.WindowsProxyNode)
 			if !ok {
 				continue
 			}
-			p, _ := agentReport(n)
-			inFlight[n.Name] = n.Spec.Hash != old[n.Name] && !p
+			in[n.Name] = is(n)
 			count := 0
-			for _, v := range inFlight {
+			for _, v := range in {
 				if v {
 					count++
 				}
 			}
-			iw.mu.Lock()
-			iw.max = max(iw.max, count)
-			iw.mu.Unlock()
+			pw.mu.Lock()
+			pw.max = max(pw.max, count)
+			pw.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() { w.Stop(); <-done })
-	return iw
+	return pw
 }
 
-func (iw *inFlightWatch) maxInFlight() int {
-	iw.mu.Lock()
-	defer iw.mu.Unlock()
-	return iw.max
+func (pw *peakWatch) peak() int {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.max
+}
+
+// watchInFlight records the most nodes at once on a hash other than their old one and not
+// programmed for it.
+func watchInFlight(t *testing.T, old map[string]string) *peakWatch {
+	return watchPeak(t, func(n *winproxyv1alpha1.WindowsProxyNode) bool {
+		programmed, _ := agentReport(n)
+		return n.Spec.Hash != old[n.Name] && !programmed
+	})
 }
 
 func rolloutNodes(prefix string, n int) []nodeSpec {
@@ -332,7 +341,7 @@ func TestRolloutMaxUnavailableOne(t *testing.T) {
 			t.Errorf("%s still has its old config", name)
 		}
 	}
-	if m := iw.maxInFlight(); m != 1 {
+	if m := iw.peak(); m != 1 {
 		t.Errorf("at most %d nodes were on the new config and not programmed at once, want exactly 1", m)
 	}
 	waitEvents(t, "paced", eventRolloutStarted, eventRolloutCompleted)
@@ -607,7 +616,7 @@ func TestInvalidSelectorKeepsHeldNodesAndTakeoverIsPaced(t *testing.T) {
 	if cfg.Status.Nodes.Updated != 3 || len(cfg.Status.ConflictingNodes) != 0 {
 		t.Errorf("typo-b after the takeover: %+v, conflicting %v", cfg.Status.Nodes, cfg.Status.ConflictingNodes)
 	}
-	if m := iw.maxInFlight(); m != 1 {
+	if m := iw.peak(); m != 1 {
 		t.Errorf("at most %d nodes were taken over and not programmed at once, want exactly 1 (maxUnavailable 1)", m)
 	}
 	for n, w := range wpns(t) {
