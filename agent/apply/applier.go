@@ -252,4 +252,3 @@ func epRetryKey(ip netip.Addr) retryKey  { return retryKey{ep: ip} }
 func isFatal(err error) bool {
 	return hns.IsHNSNotRunning(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
-

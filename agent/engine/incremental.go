@@ -48,7 +48,27 @@ type Incremental struct {
 	// topologyRouted counts the services routed by topology.
 	topologyRouted int
 	desired        Desired
+	// changes is what the last Desired changed; everything is set when
+	// SetNode changed more than services (Changes).
+	changes    Changes
+	everything bool
 }
+
+// Changes is what one Desired call changed, for an applier that programs
+// only that: the keys whose load balancer may differ (with every key that
+// shares a frontend with one of them, whose winner may have changed), and
+// the addresses whose remote endpoint may differ. Everything is set when
+// the node context changed (config, node facts, the local endpoints): then
+// anything may differ, the source VIP and the effective settings too.
+type Changes struct {
+	LoadBalancers   []LBKey
+	RemoteEndpoints []netip.Addr
+	Everything      bool
+}
+
+// Changes is what the last Desired call changed. The slices are valid until
+// the next Desired call.
+func (c *Incremental) Changes() Changes { return c.changes }
 
 // contribution is what one service added to Desired.
 type contribution struct {
@@ -106,16 +126,19 @@ func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig,
 		for k := range c.services {
 			c.dirty[k] = struct{}{}
 		}
+		c.everything = true
 		return
 	}
 	for ip, id := range n.local {
 		if old.local[ip] != id {
 			c.markIP(ip)
+			c.everything = true
 		}
 	}
 	for ip := range old.local {
 		if _, ok := n.local[ip]; !ok {
 			c.markIP(ip)
+			c.everything = true
 		}
 	}
 	if old.zone != n.zone {
@@ -200,12 +223,33 @@ func (c *Incremental) Desired() *Desired {
 	for ip := range touchedIP {
 		c.refreshRemote(ip)
 	}
+	c.recordChanges(touchedLB, touchedIP)
 	d := &c.desired
 	d.Effective = c.ctx.effective
 	d.Effective.TopologyRoutedServices = c.topologyRouted
 	d.SourceVIPEndpoint = c.ctx.svipEndpoint
 	d.nodeProblems = c.ctx.problems
 	return d
+}
+
+// recordChanges keeps what this Desired call touched for Changes, reusing
+// the last call's slices.
+func (c *Incremental) recordChanges(touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+	ch := &c.changes
+	ch.Everything, c.everything = c.everything, false
+	ch.LoadBalancers, ch.RemoteEndpoints = ch.LoadBalancers[:0], ch.RemoteEndpoints[:0]
+	for k := range touchedLB {
+		ch.LoadBalancers = append(ch.LoadBalancers, k)
+		for _, other := range c.frontends[frontOf(k)].all() {
+			if _, ok := touchedLB[other]; !ok {
+				touchedLB[other] = struct{}{}
+				ch.LoadBalancers = append(ch.LoadBalancers, other)
+			}
+		}
+	}
+	for ip := range touchedIP {
+		ch.RemoteEndpoints = append(ch.RemoteEndpoints, ip)
+	}
 }
 
 // retract takes back what service k contributed.

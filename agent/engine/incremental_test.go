@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -169,6 +170,7 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 		for _, s := range w.slices {
 			inc.SetEndpointSlice(s)
 		}
+		var before *Desired
 		for step := range 12 {
 			if step > 0 {
 				w.change(inc)
@@ -178,8 +180,67 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 			if diff := cmp.Diff(summary(want), summary(got), cmpAddr); diff != "" {
 				t.Fatalf("seed %d, step %d: Incremental differs from Compute (-compute +incremental):\n%s", seed, step, diff)
 			}
+			if before != nil {
+				checkChanges(t, fmt.Sprintf("seed %d, step %d", seed, step), before, got, inc.Changes())
+			}
+			before = snapshot(got)
 		}
 	}
+}
+
+// checkChanges fails unless changes names every load balancer and remote
+// endpoint that differs between before and after: an applier that programs
+// only those must reach after.
+func checkChanges(t *testing.T, step string, before, after *Desired, changes Changes) {
+	t.Helper()
+	if changes.Everything {
+		return
+	}
+	// The count of services routed by topology follows the services; the
+	// rest of Effective is the node's.
+	be, ae := before.Effective, after.Effective
+	be.TopologyRoutedServices, ae.TopologyRoutedServices = 0, 0
+	if !reflect.DeepEqual(be, ae) || !reflect.DeepEqual(before.SourceVIPEndpoint, after.SourceVIPEndpoint) {
+		t.Fatalf("%s: the effective settings or the source VIP changed without Everything:\n%s\n%s", step, cmp.Diff(be, ae), cmp.Diff(before.SourceVIPEndpoint, after.SourceVIPEndpoint, cmpAddr))
+	}
+	for k := range mergedKeys(before.LoadBalancers, after.LoadBalancers) {
+		b, inB := before.LoadBalancers[k]
+		a, inA := after.LoadBalancers[k]
+		if (inA != inB || !reflect.DeepEqual(a, b)) && !slices.Contains(changes.LoadBalancers, k) {
+			t.Fatalf("%s: load balancer %v changed (%v -> %v) but Changes does not name it", step, k, b, a)
+		}
+	}
+	for ip := range mergedKeys(before.RemoteEndpoints, after.RemoteEndpoints) {
+		b, inB := before.RemoteEndpoints[ip]
+		a, inA := after.RemoteEndpoints[ip]
+		if (inA != inB || a != b) && !slices.Contains(changes.RemoteEndpoints, ip) {
+			t.Fatalf("%s: remote endpoint %v changed (%v -> %v) but Changes does not name it", step, ip, b, a)
+		}
+	}
+}
+
+func mergedKeys[K comparable, V any](a, b map[K]V) map[K]struct{} {
+	out := map[K]struct{}{}
+	for k := range a {
+		out[k] = struct{}{}
+	}
+	for k := range b {
+		out[k] = struct{}{}
+	}
+	return out
+}
+
+// snapshot copies what a Desired says, which the next Desired call changes
+// in place.
+func snapshot(d *Desired) *Desired {
+	c := *d
+	c.LoadBalancers = maps.Clone(d.LoadBalancers)
+	c.RemoteEndpoints = maps.Clone(d.RemoteEndpoints)
+	if d.SourceVIPEndpoint != nil {
+		v := *d.SourceVIPEndpoint
+		c.SourceVIPEndpoint = &v
+	}
+	return &c
 }
 
 // desiredSummary is everything a Desired says, comparable.
