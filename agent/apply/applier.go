@@ -53,6 +53,12 @@ type Applier struct {
 	epIDs                  map[netip.Addr]string
 	retries                map[retryKey]*retry
 	index                  *index
+	// settled is set when the last sync left HNS exactly as wanted (no
+	// failure, nothing skipped): only then can the next one program just
+	// what changed (ApplyChanges). remotes is the count of the agent's
+	// remote endpoints then.
+	settled bool
+	remotes int
 }
 
 type retry struct {
@@ -108,6 +114,14 @@ func (a *Applier) Observe(ctx context.Context, networkName, hostMAC string) (*Ob
 	return o, err
 }
 
+// Version is the HNS version the first Observe read; zero before.
+func (a *Applier) Version() hns.Version {
+	if a.version == nil {
+		return hns.Version{}
+	}
+	return *a.version
+}
+
 // Recall is what Observe would read if nothing but the applier changed
 // the endpoints and load balancers since the last Observe: that
 // observation with the applier's own writes applied. It reads only the
@@ -129,6 +143,22 @@ func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Obs
 	o := &Observation{Version: *a.version, LoadBalancers: lbs}
 	o.View = engine.HNSView{Found: true, Network: network, Endpoints: eps, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}
 	return o, true
+}
+
+// LocalView is the engine's view of HNS for a sync that programs only what
+// changed (ApplyChanges): the network, read again (one object, for its
+// remote-subnet routes), and the local endpoints of the model, which is
+// all the engine reads of HNS. False when Recall would be.
+func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string) (engine.HNSView, bool) {
+	listed, local, ok := a.model.localView()
+	if !ok || a.version == nil {
+		return engine.HNSView{}, false
+	}
+	network, err := a.raw.GetNetworkByName(ctx, networkName)
+	if err != nil || !strings.EqualFold(network.ID, listed.ID) {
+		return engine.HNSView{}, false
+	}
+	return engine.HNSView{Found: true, Network: network, Endpoints: local, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}, true
 }
 
 // Verify checks by IDs alone that HNS holds exactly the endpoints and load

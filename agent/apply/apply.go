@@ -136,6 +136,7 @@ func (x *index) reset() {
 // not programmable; an HNS-not-running answer ends the sync at once.
 func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) (Result, error) {
 	r := Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+	a.settled = false
 	if !d.Effective.Programmable {
 		r.Skipped = SkippedBlocked
 		r.LBsFailed = r.LBsDesired
@@ -154,6 +155,8 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 	defer a.index.reset()
 	err := s.run()
 	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
+	a.settled = err == nil && r.Skipped == "" && r.LBsFailed == 0 && len(r.Failures) == 0
+	a.remotes = r.RemoteEndpoints
 	return r, err
 }
 

@@ -101,7 +101,10 @@ func (h *host) start() {
 	h.app = New(s, l, WithClock(h.clk))
 }
 
-func (h *host) desired(v engine.HNSView) *engine.Desired {
+func (h *host) desired(v engine.HNSView) *engine.Desired { return engine.Compute(h.input(v)) }
+
+// input is what the engine reads on this host with HNS as v shows it.
+func (h *host) input(v engine.HNSView) engine.Input {
 	in := engine.Input{NodeName: nodeName, Config: h.cfg, HNS: v}
 	for _, s := range h.svcs {
 		in.Services = append(in.Services, s)
@@ -109,7 +112,7 @@ func (h *host) desired(v engine.HNSView) *engine.Desired {
 	for _, s := range h.slices {
 		in.EndpointSlices = append(in.EndpointSlices, s)
 	}
-	return engine.Compute(in)
+	return in
 }
 
 // sync runs one sync and returns its result and the simulator's counts.

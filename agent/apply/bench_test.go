@@ -63,8 +63,9 @@ type node struct {
 	// hcn is what the calls would cost through hcsshim on Windows.
 	hcn int
 	cpu time.Duration
-	// recall makes syncs start from Applier.Recall, as the agent's syncs
-	// that a change triggered do, instead of Observe.
+	// recall makes syncs program only what the engine changed, from the
+	// applier's model of HNS (Applier.LocalView, ApplyChanges), as the
+	// agent's syncs that a change triggered do.
 	recall bool
 }
 
@@ -130,11 +131,15 @@ func (n *node) sync() sim.Counts {
 	var r apply.Result
 	var err error
 	if n.recall {
-		o, ok := n.app.Recall(context.Background(), n.cl.Network.Name, enginetest.HostMAC)
+		v, ok := n.app.LocalView(context.Background(), n.cl.Network.Name, enginetest.HostMAC)
 		if !ok {
 			n.b.Fatal("nothing to recall")
 		}
-		r, err = n.app.Apply(context.Background(), o, n.compute(o.View))
+		var done bool
+		r, done, err = n.app.ApplyChanges(context.Background(), n.compute(v), n.cache.Changes())
+		if !done {
+			n.b.Fatalf("the change was not programmed from the engine's changes alone: %+v", n.cache.Changes())
+		}
 	} else {
 		r, err = n.app.Sync(context.Background(), n.cl.Network.Name, enginetest.HostMAC, n.compute)
 	}
@@ -175,6 +180,9 @@ func (n *node) report(zeroWrites bool) {
 // node. Each leaves the node as it found it.
 func scenarios(b *testing.B, cl *enginetest.Cluster, p sim.Profile) {
 	n := newNode(b, cl, p)
+	n.sync()
+	// The first sync created the source-VIP endpoint, which the engine sees
+	// as a change of the node in the next.
 	n.sync()
 
 	svc, local, _ := mixedService(cl)
@@ -363,8 +371,9 @@ func (n *node) replacePod(from, to netip.Addr) {
 }
 
 // TestEventSyncListsNothing: at 2k and 10k services, a sync that one
-// remote endpoint's move triggered makes no list and writes only the
-// objects the move touches (WS2022: the new endpoint, its load balancer
+// remote endpoint's move triggered is programmed from the engine's changes
+// alone (ApplyChanges), makes no list and writes only the objects the move
+// touches (WS2022: the new endpoint, its load balancer
 // deleted and created again, the old endpoint), and leaves HNS as a full
 // sync wants it.
 func TestEventSyncListsNothing(t *testing.T) {
@@ -378,6 +387,9 @@ func TestEventSyncListsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := tc.cluster()
 			n := newNode(t, cl, sim.WS2022)
+			n.sync()
+			// The first sync created the source-VIP endpoint, which the
+			// engine sees as a change of the node in the next.
 			n.sync()
 			orig, moved := remoteMove(cl)
 			n.recall = true

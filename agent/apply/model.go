@@ -35,6 +35,13 @@ type model struct {
 	// are safe: a handed-out slice keeps its length.
 	epGone, lbGone map[string]bool
 	lbNow          map[string]hns.LoadBalancer
+	// epAt and lbAt index eps and lbs by upper-case ID, for the few lookups
+	// of a sync that programs only what changed; built on first use, kept
+	// with appends, dropped when the slices are compacted.
+	epAt, lbAt map[string]int
+	// local are the local endpoints among eps (pods, the host's, the
+	// source VIP's): all the engine reads of them.
+	local []hns.Endpoint
 	// idSum and idCount fingerprint the IDs of the model's objects, for
 	// matches: the sum of their hashes (upper case), whatever the order.
 	seed    maphash.Seed
@@ -46,8 +53,12 @@ type model struct {
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
 	m.valid, m.network, m.eps, m.lbs = true, network, eps, lbs
 	m.idSum, m.idCount = 0, 0
+	m.epAt, m.lbAt, m.local = nil, nil, nil
 	for _, ep := range eps {
 		m.added(ep.ID)
+		if !ep.Remote {
+			m.local = append(m.local, ep)
+		}
 	}
 	for _, lb := range lbs {
 		m.added(lb.ID)
@@ -70,7 +81,9 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	}
 	if len(m.epGone) > 0 {
 		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
+		m.local = slices.DeleteFunc(slices.Clone(m.local), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
 		clear(m.epGone)
+		m.epAt = nil
 	}
 	if len(m.lbGone)+len(m.lbNow) > 0 {
 		lbs := make([]hns.LoadBalancer, 0, len(m.lbs))
@@ -86,8 +99,68 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		m.lbs = lbs
 		clear(m.lbGone)
 		clear(m.lbNow)
+		m.lbAt = nil
 	}
 	return m.network, m.eps, m.lbs, true
+}
+
+// localView returns the network and its local endpoints, without folding
+// in deletes: for a sync that programs only what changed and never reads
+// the whole model.
+func (m *model) localView() (hns.Network, []hns.Endpoint, bool) {
+	if !m.valid {
+		return hns.Network{}, nil, false
+	}
+	local := m.local
+	for _, ep := range local {
+		if m.epGone[strings.ToUpper(ep.ID)] {
+			local = slices.DeleteFunc(slices.Clone(local), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
+			break
+		}
+	}
+	return m.network, local, true
+}
+
+// endpoint and loadBalancer look an object of the model up by ID.
+func (m *model) endpoint(id string) (hns.Endpoint, bool) {
+	uid := strings.ToUpper(id)
+	if !m.valid || m.epGone[uid] {
+		return hns.Endpoint{}, false
+	}
+	if m.epAt == nil {
+		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
+	}
+	i, ok := m.epAt[uid]
+	if !ok {
+		return hns.Endpoint{}, false
+	}
+	return m.eps[i], true
+}
+
+func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
+	uid := strings.ToUpper(id)
+	if !m.valid || m.lbGone[uid] {
+		return hns.LoadBalancer{}, false
+	}
+	if now, ok := m.lbNow[uid]; ok {
+		return now, true
+	}
+	if m.lbAt == nil {
+		m.lbAt = byID(m.lbs, func(lb hns.LoadBalancer) string { return lb.ID })
+	}
+	i, ok := m.lbAt[uid]
+	if !ok {
+		return hns.LoadBalancer{}, false
+	}
+	return m.lbs[i], true
+}
+
+func byID[T any](objs []T, id func(T) string) map[string]int {
+	at := make(map[string]int, len(objs))
+	for i, o := range objs {
+		at[strings.ToUpper(id(o))] = i
+	}
+	return at
 }
 
 // matches reports whether HNS holds exactly the objects of the model, by
@@ -160,6 +233,12 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 	m.wrote(err, false, func() {
 		if strings.EqualFold(networkID, m.network.ID) {
 			m.eps = append(m.eps, created)
+			if m.epAt != nil {
+				m.epAt[strings.ToUpper(created.ID)] = len(m.eps) - 1
+			}
+			if !created.Remote {
+				m.local = append(m.local, created)
+			}
 			m.added(created.ID)
 		}
 	})
@@ -174,7 +253,13 @@ func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
 
 func (m *model) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	created, err := m.Client.CreateLoadBalancer(ctx, lb)
-	m.wrote(err, false, func() { m.lbs = append(m.lbs, created); m.added(created.ID) })
+	m.wrote(err, false, func() {
+		m.lbs = append(m.lbs, created)
+		if m.lbAt != nil {
+			m.lbAt[strings.ToUpper(created.ID)] = len(m.lbs) - 1
+		}
+		m.added(created.ID)
+	})
 	return created, err
 }
 

@@ -10,6 +10,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 )
@@ -173,4 +174,112 @@ func TestVerifyFindsObjectsThatCameOrWent(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(false, "a pod's endpoint the CNI created")
+}
+
+// TestApplyChangesProgramsOnlyTheChange: after a full sync, each change
+// fed to the incremental engine is programmed from engine.Changes alone:
+// one read (the network), the writes the change needs, HNS left as a full
+// sync wants it.
+func TestApplyChangesProgramsOnlyTheChange(t *testing.T) {
+	for _, p := range []sim.Profile{sim.WS2019, sim.WS2022, sim.WS2025} {
+		t.Run(p.Name, func(t *testing.T) {
+			h := newHost(t, p, true, false)
+			workload(h)
+			inc := engine.NewIncremental()
+			for name := range h.svcs {
+				inc.SetService(h.svcs[name])
+				inc.SetEndpointSlice(h.slices[name])
+			}
+			ctx := context.Background()
+			o, err := h.app.Observe(ctx, netName, hostMAC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inc.SetNode(nodeName, h.cfg, nil, nil, o.View)
+			if _, err := h.app.Apply(ctx, o, inc.Desired()); err != nil {
+				t.Fatal(err)
+			}
+			// The first sync created the source-VIP endpoint, a local one:
+			// the engine sees it in the next view, a change of the node.
+			v, _ := h.app.LocalView(ctx, netName, hostMAC)
+			inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			d := inc.Desired()
+			if _, ok, _ := h.app.ApplyChanges(ctx, d, inc.Changes()); ok {
+				t.Fatal("a change of the node context was programmed from changes")
+			}
+			if _, ok, _ := h.app.ApplyChanges(ctx, d, engine.Changes{}); ok {
+				t.Fatal("programmed from changes before the full sync that a refusal calls for")
+			}
+			recalled, _ := h.app.Recall(ctx, netName, hostMAC)
+			if _, err := h.app.Apply(ctx, recalled, d); err != nil {
+				t.Fatal(err)
+			}
+			set := func(names ...string) func() {
+				return func() {
+					for _, name := range names {
+						if svc, ok := h.svcs[name]; ok {
+							inc.SetService(svc)
+							inc.SetEndpointSlice(h.slices[name])
+						} else {
+							inc.DeleteService("ns", name)
+							inc.DeleteEndpointSlice("ns", name)
+						}
+					}
+				}
+			}
+			for _, c := range []struct {
+				name   string
+				change func()
+				writes int
+			}{
+				{"remote endpoint added", func() {
+					h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2")
+					set("svc2")()
+				}, -1},
+				{"remote endpoint removed", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2"); set("svc2")() }, -1},
+				{"service added", func() {
+					h.service("svc4", "10.20.30.44", 30004)
+					h.endpoints("svc4", "192.168.1.5@node-1", "192.168.2.7@node-2")
+					set("svc4")()
+				}, -1},
+				{"service deleted", func() { delete(h.svcs, "svc1"); delete(h.slices, "svc1"); set("svc1")() }, -1},
+				{"nothing", set("svc3"), 0},
+			} {
+				c.change()
+				h.sim.Reset()
+				v, ok := h.app.LocalView(ctx, netName, hostMAC)
+				if !ok {
+					t.Fatalf("%s: no view to program from", c.name)
+				}
+				inc.SetNode(nodeName, h.cfg, nil, nil, v)
+				r, ok, err := h.app.ApplyChanges(ctx, inc.Desired(), inc.Changes())
+				if err != nil || !ok {
+					t.Fatalf("%s: ApplyChanges = %v, %v; want it done", c.name, ok, err)
+				}
+				counts := h.sim.Counts()
+				if counts.Reads != 1 {
+					t.Errorf("%s: %d reads (%v), want the network's only", c.name, counts.Reads, counts.Calls)
+				}
+				if c.writes >= 0 && counts.Writes != c.writes {
+					t.Errorf("%s: %d writes, want %d", c.name, counts.Writes, c.writes)
+				}
+				if counts.Writes == 0 && c.writes < 0 {
+					t.Errorf("%s: nothing written", c.name)
+				}
+				h.sameAsListed()
+				o, err := h.app.Observe(ctx, netName, hostMAC)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.sim.Reset()
+				full, err := h.app.Apply(ctx, o, engine.Compute(h.input(o.View)))
+				if err != nil || h.sim.Counts().Writes != 0 {
+					t.Errorf("%s: the full sync after it wrote %v (%v)", c.name, writes(h.sim.Counts()), err)
+				}
+				if r.RemoteEndpoints != full.RemoteEndpoints || r.LBsProgrammed != full.LBsProgrammed {
+					t.Errorf("%s: counted %d remote endpoints and %d load balancers, a full sync %d and %d", c.name, r.RemoteEndpoints, r.LBsProgrammed, full.RemoteEndpoints, full.LBsProgrammed)
+				}
+			}
+		})
+	}
 }

@@ -362,26 +362,10 @@ func (a *agent) sync(ctx context.Context) error {
 	}
 
 	report := syncReport{windows: a.opts.WindowsBuild}
-	var syncErr error
 	// Changes reach the engine whether or not HNS answers: service health checks report
 	// endpoints, which do not depend on HNS.
 	a.drainPending()
-	obs, desired, err := a.compute(ctx, cfg, node, others, period)
-	if err != nil {
-		report.hnsErr, syncErr = err, err
-		a.metrics.Syncs.WithLabelValues("skipped").Inc()
-	} else {
-		report.effective = desired.Effective
-		report.problems = desired.Problems()
-		report.version = obs.Version
-		report.result, syncErr = a.applier.Apply(ctx, obs, desired)
-		if syncErr != nil {
-			// The sync stopped part-way (e.g. HNS went away): report what was known before
-			// rather than counts of a sync that did not finish.
-			report.hnsErr = syncErr
-		}
-		a.observeResult(report.result, syncErr)
-	}
+	syncErr := a.program(ctx, cfg, node, others, period, &report)
 	if d, ok := a.applier.NextRetry(); ok {
 		a.runner.RetryIn(d)
 	}
@@ -402,25 +386,61 @@ func (a *agent) sync(ctx context.Context) error {
 	return syncErr
 }
 
-// compute reads HNS, or recalls it (hnsState), and brings the engine's result up to date.
-func (a *agent) compute(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, others []*corev1.Node, period time.Duration) (*apply.Observation, *engine.Desired, error) {
+// program brings the engine's result up to date and programs it. A sync whose HNS state can be
+// trusted (hnsState) programs only what the engine changed, from the applier's model of HNS; when
+// the applier cannot do that, it applies in full from what it recalls, still without a list. Any
+// other sync lists HNS and applies in full. An error before anything was applied (HNS not
+// answering) skips the sync.
+func (a *agent) program(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, others []*corev1.Node, period time.Duration, report *syncReport) error {
 	mac := a.hostMAC(cfg, node)
-	obs, recalled, err := a.hnsState(ctx, cfg.Network.Name, mac, period)
+	view, obs, err := a.hnsState(ctx, cfg.Network.Name, mac, period)
 	if err != nil {
-		return nil, nil, err
+		return a.skipped(report, err)
 	}
-	a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
+	a.engine.SetNode(a.opts.NodeName, cfg, node, others, view)
 	desired := a.engine.Desired()
-	if recalled && missesLocalEndpoint(desired) {
-		// A pod's HNS endpoint is the CNI's, which only a list shows; a new local pod's is in HNS
-		// by the time its EndpointSlice names it.
+	if obs == nil && !missesLocalEndpoint(desired) {
+		r, done, err := a.applier.ApplyChanges(ctx, desired, a.engine.Changes())
+		if done {
+			a.record(report, desired, r, err)
+			return err
+		}
+		obs, _ = a.applier.Recall(ctx, cfg.Network.Name, mac)
+	}
+	if obs == nil {
+		// Nothing to recall, or a local pod's endpoint the model lacks: a pod's HNS endpoint is
+		// the CNI's, which only a list shows (a new pod's is in HNS by the time its
+		// EndpointSlice names it).
 		if obs, err = a.observe(ctx, cfg.Network.Name, mac); err != nil {
-			return nil, nil, err
+			return a.skipped(report, err)
 		}
 		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
 		desired = a.engine.Desired()
 	}
-	return obs, desired, nil
+	r, err := a.applier.Apply(ctx, obs, desired)
+	a.record(report, desired, r, err)
+	return err
+}
+
+// skipped records a sync that programmed nothing because HNS could not be read.
+func (a *agent) skipped(report *syncReport, err error) error {
+	report.hnsErr = err
+	a.metrics.Syncs.WithLabelValues("skipped").Inc()
+	return err
+}
+
+// record puts what a sync computed and programmed in its report and metrics.
+func (a *agent) record(report *syncReport, desired *engine.Desired, r apply.Result, err error) {
+	report.effective = desired.Effective
+	report.problems = desired.Problems()
+	report.version = a.applier.Version()
+	report.result = r
+	if err != nil {
+		// The sync stopped part-way (e.g. HNS went away): report what was known before rather
+		// than counts of a sync that did not finish.
+		report.hnsErr = err
+	}
+	a.observeResult(r, err)
 }
 
 // fullListEvery is how many sync periods may pass between two full lists of HNS. Between them,
@@ -429,13 +449,14 @@ func (a *agent) compute(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, n
 // in place; the full list finds that.
 const fullListEvery = 10
 
-// hnsState is what a sync starts from. On Windows a list opens and queries every object, the bulk
-// of a sync's cost at scale, so a sync lists HNS only when it must: once every fullListEvery
-// periods, when the ID check that runs once a period finds that objects came or went, and when
-// the applier has nothing to recall (a new process, a failed write, a recreated network). Any
-// other sync, most of all one a change triggered, starts from what the applier recalls of the
-// last list and its own writes since. Recalled is false when HNS was listed.
-func (a *agent) hnsState(ctx context.Context, network, mac string, period time.Duration) (obs *apply.Observation, recalled bool, err error) {
+// hnsState is the engine's view of HNS for a sync. On Windows a list opens and queries every
+// object, the bulk of a sync's cost at scale, so a sync lists HNS only when it must: once every
+// fullListEvery periods, when the ID check that runs once a period finds that objects came or
+// went, and when the applier has nothing to recall (a new process, a failed write, a recreated
+// network). Any other sync, most of all one a change triggered, starts from what the applier
+// recalls of the last list and its own writes since, reading only the network; the Observation
+// is nil then.
+func (a *agent) hnsState(ctx context.Context, network, mac string, period time.Duration) (engine.HNSView, *apply.Observation, error) {
 	now := a.opts.Clock.Now()
 	// Nine tenths: the periodic sync comes a period after the last sync started, not after the
 	// last check; it must not miss the check by a hair.
@@ -446,12 +467,15 @@ func (a *agent) hnsState(ctx context.Context, network, mac string, period time.D
 		}
 	}
 	if trust {
-		if obs, ok := a.applier.Recall(ctx, network, mac); ok {
-			return obs, true, nil
+		if view, ok := a.applier.LocalView(ctx, network, mac); ok {
+			return view, nil, nil
 		}
 	}
-	obs, err = a.observe(ctx, network, mac)
-	return obs, false, err
+	obs, err := a.observe(ctx, network, mac)
+	if err != nil {
+		return engine.HNSView{}, nil, err
+	}
+	return obs.View, obs, nil
 }
 
 func (a *agent) observe(ctx context.Context, network, mac string) (*apply.Observation, error) {
