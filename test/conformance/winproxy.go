@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,11 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
+
+// syncsFromChanges counts the steps winproxy programmed from the engine's
+// changes alone (Applier.ApplyChanges), as the agent's event-driven syncs
+// do; the others took a full sync.
+var syncsFromChanges atomic.Int64
 
 // winproxyRun is winproxy's side of a cluster: the incremental engine
 // and the applier on a simulated host, as the agent wires them. A
@@ -182,12 +188,26 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 		w.start()
 	}
 	var mismatch string
-	res, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
+	compute := func(v engine.HNSView) *engine.Desired {
 		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
 		d := w.cache.Desired()
 		mismatch = w.compareWithCompute(d, v)
 		return d
-	})
+	}
+	// As the agent syncs after a change of Services or EndpointSlices: only
+	// what the engine changed, from the applier's model of HNS. Pods coming
+	// and going are the CNI's and need a list, as in the agent.
+	res, done, err := apply.Result{}, false, error(nil)
+	if !s.Restart && len(s.AddEndpoints)+len(s.RemoveEndpoints) == 0 {
+		if v, ok := w.applier.LocalView(ctx, w.c.Network.Name, w.c.HostMAC); ok {
+			if res, done, err = w.applier.ApplyChanges(ctx, compute(v), w.cache.Changes()); done {
+				syncsFromChanges.Add(1)
+			}
+		}
+	}
+	if !done && err == nil {
+		res, err = w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, compute)
+	}
 	if err != nil {
 		return StepResult{}, err
 	}
