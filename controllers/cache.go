@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 // CacheOptions keep the controller's memory small on large fleets: managed fields are dropped

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 // matchedSpecs remembers which WindowsProxyNode specs were found to match their hash, by name,

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 func TestMatchedSpecs(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 // Bounds of the lists in status and in condition messages, and of the messages themselves (the

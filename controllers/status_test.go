@@ -17,8 +17,8 @@ import (
 	kstatusv1 "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 func programmedNode(name string) nodeView {

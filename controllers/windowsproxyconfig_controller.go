@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 const (

@@ -23,7 +23,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/resolve"
+	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 // File is the plan input (docs/plan.md). Exactly one of WindowsProxyNode
