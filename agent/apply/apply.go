@@ -768,10 +768,18 @@ func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id str
 		delete(a.lbIDs, lb.Key)
 		mapped = false
 	}
-	if asked, ok := a.lastModified[lb.Key]; ok && mapped && !sameLB(cur, asked) {
-		// Last sync's modify was accepted but not carried out (HNS 15.4
-		// keeps the old backends, k/k #131466): modifying again would
-		// repeat forever.
+	// The last modify asked of this LB. modified holds those of the last
+	// full sync and of every ApplyChanges since (a full sync swaps it into
+	// lastModified first): an ApplyChanges must compare the model with its
+	// predecessors' asks, not with an older one they overtook.
+	asked, ok := a.modified[lb.Key]
+	if !ok {
+		asked, ok = a.lastModified[lb.Key]
+	}
+	if ok && mapped && !sameLB(cur, asked) {
+		// That modify was accepted but not carried out (HNS 15.4 keeps
+		// the old backends, k/k #131466): modifying again would repeat
+		// forever.
 		a.noModify = true
 	}
 	if mapped && !a.noModify && !lb.Recreate && s.o.View.Capabilities.ModifyLoadBalancer {
