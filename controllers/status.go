@@ -72,8 +72,38 @@ type statusInputs struct {
 // computeStatus returns the config status for in, keeping old's condition transition times
 // where the status did not change. It does not touch observedGeneration. Every message it writes
 // is bounded, whatever the nodes and their agents report, so the status can always be written.
+// computeStatus is the config's status: its counts and lists, and one condition each, each
+// decided by its own function of the same facts (statusBuilder).
 func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInputs, now time.Time) winproxyv1alpha1.WindowsProxyConfigStatus {
-	st := winproxyv1alpha1.WindowsProxyConfigStatus{
+	b := newStatusBuilder(old, in, now)
+	notAccepted, notAcceptedMsg := b.accepted()
+	ready, readyReason, readyMsg := b.ready()
+	b.progressing()
+	b.kstatus(ready, readyReason, readyMsg, notAccepted, notAcceptedMsg)
+	b.degraded()
+	b.dualStackDowngraded()
+	b.conflicted()
+	b.rolledBack()
+	return *b.st
+}
+
+// statusBuilder holds the facts every condition of a config reads, and the status it builds.
+type statusBuilder struct {
+	in  *statusInputs
+	st  *winproxyv1alpha1.WindowsProxyConfigStatus
+	now time.Time
+	// failing are the nodes with a problem; waiting those not yet programmed on the current
+	// config; downgraded those proxying IPv4 only.
+	failing             []winproxyv1alpha1.NodeProblem
+	waiting, downgraded []string
+	// unresolved nodes cannot use the config, gateErrors of them because of feature gates.
+	selected, unresolved, gateErrors int
+	// shadowed: the selector matches Windows nodes, all of them held by older configs.
+	shadowed bool
+}
+
+func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInputs, now time.Time) *statusBuilder {
+	st := &winproxyv1alpha1.WindowsProxyConfigStatus{
 		ObservedGeneration: old.ObservedGeneration,
 		Conditions:         append([]metav1.Condition(nil), old.Conditions...),
 		LastGood:           in.lastGood,
@@ -86,9 +116,8 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		st.LastGood = &winproxyv1alpha1.LastGoodConfig{Generation: in.generation, Spec: *in.spec.DeepCopy()}
 		st.LastGood.Spec.NodeSelector = nil
 	}
-	failing := failingNodes(in)
-	var waiting, downgraded []string
-	var unresolved, gateErrors int
+	b := &statusBuilder{in: in, st: st, now: now, failing: failingNodes(in), selected: len(in.nodes)}
+	b.shadowed = in.selectorErr == nil && b.selected == 0 && len(in.conflicts) > 0
 	for i := range in.nodes {
 		n := &in.nodes[i]
 		st.Nodes.Selected++
@@ -100,184 +129,200 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 		}
 		if n.downgraded {
 			st.Nodes.DualStackDowngraded++
-			downgraded = append(downgraded, n.name)
+			b.downgraded = append(b.downgraded, n.name)
 		}
 		if !n.updated() || !n.programmed {
-			waiting = append(waiting, n.waiting())
+			b.waiting = append(b.waiting, n.waiting())
 		}
 		if n.specErr != nil {
-			unresolved++
+			b.unresolved++
 			if resolve.IsFeatureGateReason(n.specErr.Reason) {
-				gateErrors++
+				b.gateErrors++
 			}
 		}
 	}
-	st.Nodes.Degraded = int32(len(failing))
-	st.FailingNodes = failing[:min(len(failing), maxListedNodes)]
+	st.Nodes.Degraded = int32(len(b.failing))
+	st.FailingNodes = b.failing[:min(len(b.failing), maxListedNodes)]
 	for i, c := range in.conflicts {
 		if i == maxListedNodes {
 			break
 		}
 		st.ConflictingNodes = append(st.ConflictingNodes, c.node)
 	}
+	return b
+}
 
-	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: s, Reason: reason, Message: truncate(msg, maxConditionMessage), ObservedGeneration: in.generation,
-			LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-		})
-	}
-	selected := len(in.nodes)
-	// shadowed: the selector matches Windows nodes, all of them held by older configs.
-	shadowed := in.selectorErr == nil && selected == 0 && len(in.conflicts) > 0
+// set sets one condition, observed at the config's generation.
+func (b *statusBuilder) set(t string, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&b.st.Conditions, metav1.Condition{
+		Type: t, Status: s, Reason: reason, Message: truncate(msg, maxConditionMessage), ObservedGeneration: b.in.generation,
+		LastTransitionTime: metav1.NewTime(b.now.Truncate(time.Second)),
+	})
+}
 
-	// Accepted.
-	var notAccepted, notAcceptedMsg string
+// accepted sets Accepted: whether the config can be used on the nodes it selects. It returns
+// the reason and message of a config no node can use, which also make it Stalled.
+func (b *statusBuilder) accepted() (notAccepted, notAcceptedMsg string) {
 	switch {
-	case in.selectorErr != nil:
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector,
-			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", in.selectorErr, selected))
-	case shadowed:
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts))
-	case selected == 0:
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
-	case unresolved == selected:
+	case b.in.selectorErr != nil:
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector,
+			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", b.in.selectorErr, b.selected))
+	case b.shadowed:
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts))
+	case b.selected == 0:
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
+	case b.unresolved == b.selected:
 		notAccepted = winproxyv1alpha1.ReasonNodesUnresolvable
-		if gateErrors == selected {
+		if b.gateErrors == b.selected {
 			notAccepted = winproxyv1alpha1.ReasonInvalidFeatureGates
 		}
-		first := firstUnresolved(in.nodes)
-		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", selected, first.name, first.specErr.Message)
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, notAccepted, notAcceptedMsg)
-	case unresolved > 0:
-		first := firstUnresolved(in.nodes)
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved,
-			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", unresolved, selected, first.name, first.specErr.Message))
+		first := firstUnresolved(b.in.nodes)
+		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", b.selected, first.name, first.specErr.Message)
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, notAccepted, notAcceptedMsg)
+	case b.unresolved > 0:
+		first := firstUnresolved(b.in.nodes)
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved,
+			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", b.unresolved, b.selected, first.name, first.specErr.Message))
 	default:
-		set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonValid,
-			fmt.Sprintf("The config resolved on all %d selected nodes", selected))
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonValid,
+			fmt.Sprintf("The config resolved on all %d selected nodes", b.selected))
 	}
+	return notAccepted, notAcceptedMsg
+}
 
-	// Ready: every managed node programmed the current config, and none fails.
-	var readyReason, readyMsg string
-	ready := false
+// ready sets Ready: every managed node programmed the current config, and none fails.
+func (b *statusBuilder) ready() (ready bool, readyReason, readyMsg string) {
 	switch {
-	case in.selectorErr != nil:
+	case b.in.selectorErr != nil:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
-	case shadowed:
-		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
-	case in.rollback != nil:
-		readyReason, readyMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackSummary(in, st.Nodes.Programmed)
-	case selected == 0:
+	case b.shadowed:
+		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts)
+	case b.in.rollback != nil:
+		readyReason, readyMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackSummary(b.in, b.st.Nodes.Programmed)
+	case b.selected == 0:
 		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage
-	case len(waiting) == 0 && len(failing) == 0:
-		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonAllNodesProgrammed, fmt.Sprintf("All %d nodes programmed the current config", selected)
-	case len(waiting) == 0:
+	case len(b.waiting) == 0 && len(b.failing) == 0:
+		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonAllNodesProgrammed, fmt.Sprintf("All %d nodes programmed the current config", b.selected)
+	case len(b.waiting) == 0:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
-			fmt.Sprintf("All %d nodes programmed the current config, but %d report a problem: %s", selected, len(failing), problemNames(failing))
+			fmt.Sprintf("All %d nodes programmed the current config, but %d report a problem: %s", b.selected, len(b.failing), problemNames(b.failing))
 	default:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
-			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", st.Nodes.Programmed, selected, names(waiting))
+			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", b.st.Nodes.Programmed, b.selected, names(b.waiting))
 	}
-	set(winproxyv1alpha1.ConditionReady, conditionStatus(ready), readyReason, readyMsg)
+	b.set(winproxyv1alpha1.ConditionReady, conditionStatus(ready), readyReason, readyMsg)
+	return ready, readyReason, readyMsg
+}
 
-	// Progressing.
-	p := &in.plan
+// progressing sets Progressing: where the rollout (or a rollback) stands.
+func (b *statusBuilder) progressing() {
+	p := &b.in.plan
 	switch {
-	case in.selectorErr != nil:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
+	case b.in.selectorErr != nil:
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
 	case len(p.Stalls) > 0:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0]))
-	case in.rollout.Paused && !p.Done() && in.rollback != nil:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
-			fmt.Sprintf("Rollback paused with %d of %d nodes back on generation %d; set spec.rollout.paused to false to continue", st.Nodes.Updated, selected, in.lastGood.Generation))
-	case in.rollout.Paused && !p.Done():
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
-			fmt.Sprintf("Rollout paused with %d of %d nodes updated; set spec.rollout.paused to false to continue", st.Nodes.Updated, selected))
-	case in.rollback != nil && !p.Done():
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack,
-			fmt.Sprintf("Rolling back to generation %d: %d of %d nodes back, %d in progress (maxUnavailable %d)", in.lastGood.Generation, st.Nodes.Updated, selected, p.InFlight, in.maxUnavail))
-	case in.rollback != nil:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRollbackComplete,
-			fmt.Sprintf("Every node that can use it runs generation %d again (%d of %d)", in.lastGood.Generation, st.Nodes.Updated, selected))
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(b.in, p.Stalls[0]))
+	case b.in.rollout.Paused && !p.Done() && b.in.rollback != nil:
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
+			fmt.Sprintf("Rollback paused with %d of %d nodes back on generation %d; set spec.rollout.paused to false to continue", b.st.Nodes.Updated, b.selected, b.in.lastGood.Generation))
+	case b.in.rollout.Paused && !p.Done():
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
+			fmt.Sprintf("Rollout paused with %d of %d nodes updated; set spec.rollout.paused to false to continue", b.st.Nodes.Updated, b.selected))
+	case b.in.rollback != nil && !p.Done():
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack,
+			fmt.Sprintf("Rolling back to generation %d: %d of %d nodes back, %d in progress (maxUnavailable %d)", b.in.lastGood.Generation, b.st.Nodes.Updated, b.selected, p.InFlight, b.in.maxUnavail))
+	case b.in.rollback != nil:
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRollbackComplete,
+			fmt.Sprintf("Every node that can use it runs generation %d again (%d of %d)", b.in.lastGood.Generation, b.st.Nodes.Updated, b.selected))
 	case !p.Done():
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingOut,
-			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", st.Nodes.Updated, selected, p.InFlight, in.maxUnavail))
-	case len(failing) > 0:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutCompleteWithFailures,
-			fmt.Sprintf("Every node that can use the config has it (%d of %d); %d nodes refused it or failed: %s; see status.failingNodes", st.Nodes.Updated, selected, len(failing), problemNames(failing)))
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingOut,
+			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", b.st.Nodes.Updated, b.selected, p.InFlight, b.in.maxUnavail))
+	case len(b.failing) > 0:
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutCompleteWithFailures,
+			fmt.Sprintf("Every node that can use the config has it (%d of %d); %d nodes refused it or failed: %s; see status.failingNodes", b.st.Nodes.Updated, b.selected, len(b.failing), problemNames(b.failing)))
 	default:
-		set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutComplete,
-			fmt.Sprintf("Every selected node has the config (%d of %d)", st.Nodes.Updated, selected))
+		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutComplete,
+			fmt.Sprintf("Every selected node has the config (%d of %d)", b.st.Nodes.Updated, b.selected))
 	}
+}
 
-	// Stalled and Reconciling (kstatus): Stalled when only a person can make the config Ready,
-	// else Reconciling while it is not Ready.
+// kstatus sets Stalled and Reconciling, as kstatus reads them: Stalled when only a person can
+// make the config Ready, else Reconciling while it is not Ready.
+func (b *statusBuilder) kstatus(ready bool, readyReason, readyMsg, notAccepted, notAcceptedMsg string) {
+	p := &b.in.plan
 	var stalled, stalledMsg string
 	switch {
-	case in.selectorErr != nil:
+	case b.in.selectorErr != nil:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
-	case shadowed:
-		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(in.conflicts)
-	case in.rollback != nil:
-		stalled, stalledMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackMessage(in, !p.Done(), st.Nodes.Programmed)
+	case b.shadowed:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts)
+	case b.in.rollback != nil:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackMessage(b.in, !p.Done(), b.st.Nodes.Programmed)
 	case len(p.Stalls) > 0:
-		stalled, stalledMsg = winproxyv1alpha1.ReasonRolloutStalled, stallMessage(in, p.Stalls[0])
+		stalled, stalledMsg = winproxyv1alpha1.ReasonRolloutStalled, stallMessage(b.in, p.Stalls[0])
 	case notAccepted != "":
 		stalled, stalledMsg = notAccepted, notAcceptedMsg
-	case len(failing) > 0:
+	case len(b.failing) > 0:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonNodesFailing,
-			fmt.Sprintf("%d of %d nodes refused the config or failed: %s; see status.failingNodes. The other nodes keep rolling out", len(failing), selected, problemNames(failing))
+			fmt.Sprintf("%d of %d nodes refused the config or failed: %s; see status.failingNodes. The other nodes keep rolling out", len(b.failing), b.selected, problemNames(b.failing))
 	}
 	switch {
 	case stalled != "":
-		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue, stalled, stalledMsg)
-		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, stalled, "Stalled: "+stalledMsg)
+		b.set(winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue, stalled, stalledMsg)
+		b.set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, stalled, "Stalled: "+stalledMsg)
 	case ready:
-		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from being Ready")
-		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, readyReason, readyMsg)
+		b.set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from being Ready")
+		b.set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, readyReason, readyMsg)
 	default:
-		set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from becoming Ready")
+		b.set(winproxyv1alpha1.ConditionStalled, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "Nothing keeps the config from becoming Ready")
 		reason, msg := readyReason, readyMsg
-		if c := meta.FindStatusCondition(st.Conditions, winproxyv1alpha1.ConditionProgressing); c.Reason == winproxyv1alpha1.ReasonRollingOut || c.Reason == winproxyv1alpha1.ReasonRolloutPaused {
+		if c := meta.FindStatusCondition(b.st.Conditions, winproxyv1alpha1.ConditionProgressing); c.Reason == winproxyv1alpha1.ReasonRollingOut || c.Reason == winproxyv1alpha1.ReasonRolloutPaused {
 			reason, msg = c.Reason, c.Message
 		}
-		set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+		b.set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
 	}
+}
 
-	// Degraded.
-	if len(failing) > 0 {
-		set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDegraded,
-			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", len(failing), selected, problemNames(failing)))
+// degraded sets Degraded: some node has a problem.
+func (b *statusBuilder) degraded() {
+	if len(b.failing) > 0 {
+		b.set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDegraded,
+			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", len(b.failing), b.selected, problemNames(b.failing)))
 	} else {
-		set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node reports a problem")
+		b.set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node reports a problem")
 	}
+}
 
-	// DualStackDowngraded.
-	if len(downgraded) > 0 {
-		set(winproxyv1alpha1.ConditionDualStackDowngraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDowngraded,
-			fmt.Sprintf("%d of %d nodes proxy IPv4 only: %s; see each WindowsProxyNode's DualStackDowngraded condition", len(downgraded), selected, names(downgraded)))
+// dualStackDowngraded sets DualStackDowngraded: some node proxies IPv4 only.
+func (b *statusBuilder) dualStackDowngraded() {
+	if len(b.downgraded) > 0 {
+		b.set(winproxyv1alpha1.ConditionDualStackDowngraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDowngraded,
+			fmt.Sprintf("%d of %d nodes proxy IPv4 only: %s; see each WindowsProxyNode's DualStackDowngraded condition", len(b.downgraded), b.selected, names(b.downgraded)))
 	} else {
-		set(winproxyv1alpha1.ConditionDualStackDowngraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node fell back to IPv4 only")
+		b.set(winproxyv1alpha1.ConditionDualStackDowngraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node fell back to IPv4 only")
 	}
+}
 
-	// Conflicted.
-	if len(in.conflicts) > 0 {
-		set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig, conflictMessage(in.conflicts))
+// conflicted sets Conflicted: an older config holds some of the nodes this one selects.
+func (b *statusBuilder) conflicted() {
+	if len(b.in.conflicts) > 0 {
+		b.set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig, conflictMessage(b.in.conflicts))
 	} else {
-		set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No older config selects these nodes")
+		b.set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No older config selects these nodes")
 	}
+}
 
-	// RolledBack.
+// rolledBack sets RolledBack: the nodes are moved back to the last good spec.
+func (b *statusBuilder) rolledBack() {
+	p := &b.in.plan
 	switch {
-	case in.rollback != nil && !p.Done():
-		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack, rolledBackMessage(in, true, st.Nodes.Programmed))
-	case in.rollback != nil:
-		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollbackComplete, rolledBackMessage(in, false, st.Nodes.Programmed))
+	case b.in.rollback != nil && !p.Done():
+		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack, rolledBackMessage(b.in, true, b.st.Nodes.Programmed))
+	case b.in.rollback != nil:
+		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollbackComplete, rolledBackMessage(b.in, false, b.st.Nodes.Programmed))
 	default:
-		set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "The nodes run the current spec, or are moved to it")
+		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "The nodes run the current spec, or are moved to it")
 	}
-	return st
 }
 
 // fullyProgrammed reports whether every node that can use the spec runs it and reports it
