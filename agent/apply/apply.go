@@ -421,6 +421,11 @@ func (s *syncState) resolveRemote(want engine.RemoteEndpoint) bool {
 		s.a.epIDs[want.IP] = ep.ID
 	}
 	s.resolved[i] = true
+	if len(s.a.retries) > 0 {
+		// A create that failed was carried out after all (it timed out),
+		// or another's endpoint holds the address: nothing to retry.
+		delete(s.a.retries, epRetryKey(want.IP))
+	}
 	return true
 }
 

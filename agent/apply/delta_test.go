@@ -2,10 +2,12 @@ package apply
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 )
 
@@ -168,4 +170,69 @@ func TestModifyAfterDeltasKeepsModifying(t *testing.T) {
 		t.Error("modify given up on an HNS that carries it out")
 	}
 	h.converged("after the changes")
+}
+
+// stillCreates is an HNS that carries out an endpoint create it answers
+// with a timeout (the agent's HNS call timeout struck first).
+type stillCreates struct {
+	*sim.Sim
+	timeouts int
+}
+
+func (s *stillCreates) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	got, err := s.Sim.CreateEndpoint(ctx, networkID, ep)
+	if err == nil && s.timeouts > 0 {
+		s.timeouts--
+		return hns.Endpoint{}, hns.ErrTimeout
+	}
+	return got, err
+}
+
+// A remote endpoint whose create failed but that a later list finds (the
+// create was carried out after all, or another holds the address) is
+// used, and its backoff ends with it: otherwise the stale retry keeps every
+// later sync off ApplyChanges for as long as the endpoint is wanted.
+func TestResolvedEndpointEndsItsRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(h *deltaHost)
+	}{
+		{"create carried out despite a timeout", func(h *deltaHost) {
+			h.app = New(&stillCreates{Sim: h.sim, timeouts: 1}, h.ledger, WithClock(h.clk))
+		}},
+		{"a foreign endpoint holds the address", func(h *deltaHost) {
+			n, err := h.sim.GetNetworkByName(h.ctx, netName)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			if _, err := h.sim.CreateEndpoint(h.ctx, n.ID, hns.Endpoint{Name: "kube-proxy-left-it", IPs: []netip.Addr{ip("192.168.2.9")},
+				MAC: "02-11-C0-A8-02-09", Remote: true, ProviderAddress: ip("10.0.0.3")}); err != nil {
+				h.t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newDeltaHost(t, sim.WS2022, true)
+			workload(h.host)
+			h.feedAll()
+			h.settle()
+			tc.setup(h)
+			h.settle()
+			h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2")
+			h.feed("svc2")
+			if _, done, err := h.event(); err != nil || done {
+				t.Fatalf("ApplyChanges = %v, %v; want a fall-back to a full sync", done, err)
+			}
+			h.converged("after the failed create")
+			if len(h.app.retries) != 0 {
+				t.Errorf("retries %v kept for an endpoint in use", h.app.retries)
+			}
+			h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.9@node-2")
+			h.feed("svc2")
+			if _, done, err := h.event(); err != nil || !done {
+				t.Errorf("next change: ApplyChanges = %v, %v; want it done", done, err)
+			}
+			h.converged("after the next change")
+		})
+	}
 }
