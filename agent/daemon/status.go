@@ -37,47 +37,17 @@ type syncReport struct {
 // transition times from prev, and keeps prev's lastSyncTime and duration unless something else in
 // the status changed: a quiet periodic sync then yields an identical status and no API write.
 func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
+	if r.hnsErr != nil {
+		return hnsFailedStatus(prev, wpn, r)
+	}
 	st := v1alpha1.WindowsProxyNodeStatus{
 		ObservedHash:   wpn.Spec.Hash,
 		ProgrammedHash: prev.ProgrammedHash,
 		AgentVersion:   version.Version,
 		Conditions:     slices.Clone(prev.Conditions),
 	}
-	gen := wpn.Generation
-	setStatus := func(condType string, status metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
-			LastTransitionTime: metav1.NewTime(r.finished.Truncate(time.Second)),
-		})
-	}
-	set := func(condType string, ok bool, reason, msg string) {
-		status := metav1.ConditionFalse
-		if ok {
-			status = metav1.ConditionTrue
-		}
-		setStatus(condType, status, reason, msg)
-	}
-	setHealth := func() {
-		st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: r.health.proxyAddr, ServiceHealthServers: int32(r.health.services)}
-		ok, reason, msg := healthCondition(r.health)
-		set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
-	}
-
-	if r.hnsErr != nil {
-		// Nothing new is known: keep what was reported, say why nothing is programmed now.
-		st = *prev.DeepCopy()
-		st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
-		reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync stopped on an HNS error: %v; the agent retries with backoff", r.hnsErr)
-		if hns.IsHNSNotRunning(r.hnsErr) {
-			reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
-		}
-		set(v1alpha1.ConditionProgrammed, false, reason, msg)
-		set(v1alpha1.ConditionDegraded, true, reason, msg)
-		setHealth()
-		return withSyncTime(prev, st, r)
-	}
-	setHealth()
-
+	c := conditionsOf(&st, wpn, r)
+	setHealth(&st, c, r)
 	e := r.effective
 	if !e.Programmable {
 		e = nothingInEffect(e)
@@ -91,44 +61,108 @@ func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProx
 	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
 	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
 	st.TopologyRoutedServices = int32(e.TopologyRoutedServices)
+	setEffects(c, e)
+	if setProgrammed(c, e, r) {
+		st.ProgrammedHash = wpn.Spec.Hash
+	}
+	return withSyncTime(prev, st, r)
+}
 
-	set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
+// hnsFailedStatus is the status after a sync HNS stopped: nothing new is known, so what was
+// reported is kept, and Programmed and Degraded say why nothing is programmed now.
+func hnsFailedStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
+	st := *prev.DeepCopy()
+	st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
+	c := conditionsOf(&st, wpn, r)
+	reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync stopped on an HNS error: %v; the agent retries with backoff", r.hnsErr)
+	if hns.IsHNSNotRunning(r.hnsErr) {
+		reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
+	}
+	c.set(v1alpha1.ConditionProgrammed, false, reason, msg)
+	c.set(v1alpha1.ConditionDegraded, true, reason, msg)
+	setHealth(&st, c, r)
+	return withSyncTime(prev, st, r)
+}
+
+// nodeConditions sets the conditions of a WindowsProxyNode's status, observed at its generation
+// as of a sync.
+type nodeConditions struct {
+	list *[]metav1.Condition
+	gen  int64
+	at   time.Time
+}
+
+func conditionsOf(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) nodeConditions {
+	return nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: r.finished}
+}
+
+func (c nodeConditions) setStatus(condType string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(c.list, metav1.Condition{
+		Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.gen,
+		LastTransitionTime: metav1.NewTime(c.at.Truncate(time.Second)),
+	})
+}
+
+// set sets a condition True or False.
+func (c nodeConditions) set(condType string, ok bool, reason, msg string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	c.setStatus(condType, status, reason, msg)
+}
+
+// setHealth reports the health servers: their addresses and HealthCheckServing.
+func setHealth(st *v1alpha1.WindowsProxyNodeStatus, c nodeConditions, r syncReport) {
+	st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: r.health.proxyAddr, ServiceHealthServers: int32(r.health.services)}
+	ok, reason, msg := healthCondition(r.health)
+	c.set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
+}
+
+// setEffects sets the conditions about what is in effect on the node. While nothing is
+// programmed, what the node would do once programmable is no claim about what it does now:
+// those conditions are Unknown.
+func setEffects(c nodeConditions, e engine.Effective) {
+	c.set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
 	if e.Programmable || !e.SourceVIPReady.True {
-		set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
+		c.set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
 	} else {
-		setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
 	}
 	if e.Programmable {
-		set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
-		set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+		c.set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
+		c.set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
 	} else {
-		// What the node would do once programmable is no claim about what it does now.
-		setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
-		setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
 	}
+}
 
+// setProgrammed sets Programmed and Degraded from the sync's result, and reports whether the
+// node now runs its spec as wanted.
+func setProgrammed(c nodeConditions, e engine.Effective, r syncReport) bool {
 	switch {
 	case !e.Programmable:
 		reason := e.Blocked.Reason
 		if reason == "" {
 			reason = v1alpha1.ReasonWaitingForNetwork
 		}
-		set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
-		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
+		c.set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
+		c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
+		return false
 	case r.result.LBsFailed > 0 || len(r.result.Failures) > 0:
 		msg := fmt.Sprintf("%d of %d load balancers programmed; %s; failed objects are retried with backoff", r.result.LBsProgrammed, r.result.LBsDesired, failureSummary(r.result.Failures))
-		set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
-		set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
-	default:
-		msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", r.result.LBsProgrammed, r.result.RemoteEndpoints)
-		if n := len(r.problems); n > 0 {
-			msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(r.problems[0]), r.problems[0].Message)
-		}
-		set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
-		st.ProgrammedHash = wpn.Spec.Hash
-		set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
+		c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
+		c.set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
+		return false
 	}
-	return withSyncTime(prev, st, r)
+	msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", r.result.LBsProgrammed, r.result.RemoteEndpoints)
+	if n := len(r.problems); n > 0 {
+		msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(r.problems[0]), r.problems[0].Message)
+	}
+	c.set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
+	c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
+	return true
 }
 
 func familiesText(fams []v1alpha1.IPFamily) string {
