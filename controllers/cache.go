@@ -6,7 +6,6 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
@@ -188,10 +188,6 @@ var nodeChanged = predicate.Funcs{
 		if !ok1 || !ok2 {
 			return true
 		}
-		return !equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
-			!equality.Semantic.DeepEqual(o.Annotations, n.Annotations) ||
-			!equality.Semantic.DeepEqual(o.Spec.PodCIDRs, n.Spec.PodCIDRs) || o.Spec.PodCIDR != n.Spec.PodCIDR ||
-			!equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
-			o.Status.NodeInfo.KubeletVersion != n.Status.NodeInfo.KubeletVersion
+		return nodeinfo.ControllerInputsChanged(o, n)
 	},
 }

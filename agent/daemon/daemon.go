@@ -41,6 +41,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/selectors"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
 
 // Options configure the agent.
@@ -259,17 +260,16 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 	return nil
 }
 
-// nodeChanged ignores node heartbeats: only addresses, pod CIDRs and labels feed the engine. In a
-// large cluster every node's status is updated every few seconds.
+// nodeChanged ignores node heartbeats: only addresses, pod CIDRs and labels feed the engine
+// (nodeinfo.AgentInputsChanged). In a large cluster every node's status is updated every few
+// seconds.
 func nodeChanged(old, new any) bool {
 	o, ok1 := old.(*corev1.Node)
 	n, ok2 := new.(*corev1.Node)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return !equality.Semantic.DeepEqual(o.Spec.PodCIDRs, n.Spec.PodCIDRs) ||
-		!equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses) ||
-		!equality.Semantic.DeepEqual(o.Labels, n.Labels)
+	return nodeinfo.AgentInputsChanged(o, n)
 }
 
 // generationChanged passes spec changes of the WindowsProxyNode, not the agent's status writes.
@@ -564,35 +564,11 @@ func (a *agent) hostMAC(cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node) str
 	if a.opts.HostMAC == nil {
 		return ""
 	}
-	candidates := slices.Clone(cfg.NodeIPs)
-	for _, addr := range node.Status.Addresses {
-		if addr.Type == corev1.NodeInternalIP {
-			candidates = append(candidates, addr.Address)
-		}
-	}
 	// The engine's node IP is the IPv4 one; an address no host interface holds is skipped.
-	var ips []netip.Addr
-	for _, c := range candidates {
-		if ip, err := netip.ParseAddr(c); err == nil {
-			ips = append(ips, ip)
-		}
-	}
-	slices.SortStableFunc(ips, func(x, y netip.Addr) int { return cmpBool(y.Is4(), x.Is4()) })
-	for _, ip := range ips {
+	for _, ip := range nodeinfo.IPs(cfg.NodeIPs, node) {
 		if mac := a.opts.HostMAC(ip); mac != "" {
 			return mac
 		}
 	}
 	return ""
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
 
 // defaultHealthzPort is kube-proxy's default --healthz-bind-address port,
@@ -146,12 +147,8 @@ func nodeIPs(configured []string, node *corev1.Node) [2]netip.Addr {
 	for _, a := range configured {
 		add(a)
 	}
-	if node != nil {
-		for _, a := range node.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				add(a.Address)
-			}
-		}
+	for _, a := range nodeinfo.InternalIPs(node) {
+		add(a)
 	}
 	return ips
 }
@@ -204,22 +201,12 @@ func (c *nodeContext) overlayRoutes(v *HNSView, nodes []*corev1.Node) {
 		if n == nil || n.Name == c.nodeName {
 			continue
 		}
-		for _, cidr := range podCIDRs(n) {
+		for _, cidr := range nodeinfo.PodCIDRs(n) {
 			if p, err := netip.ParsePrefix(cidr); err == nil {
 				c.nodeCIDRs = append(c.nodeCIDRs, nodeCIDR{prefix: p.Masked(), node: n.Name})
 			}
 		}
 	}
-}
-
-func podCIDRs(n *corev1.Node) []string {
-	if len(n.Spec.PodCIDRs) > 0 {
-		return n.Spec.PodCIDRs
-	}
-	if n.Spec.PodCIDR != "" {
-		return []string{n.Spec.PodCIDR}
-	}
-	return nil
 }
 
 // hnsAPICondition blocks programming on an HNS without API v2, which

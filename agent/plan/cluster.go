@@ -18,6 +18,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/selectors"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
 
 // FromCluster completes f for node from a live cluster, reading what the node's agent reads: its
@@ -200,20 +201,16 @@ func remoteSubnets(nodes []corev1.Node, self string) []RemoteSubnet {
 			continue
 		}
 		var pa string
-		for _, a := range n.Status.Addresses {
-			if ip, err := netip.ParseAddr(a.Address); a.Type == corev1.NodeInternalIP && err == nil && ip.Is4() {
-				pa = a.Address
+		for _, a := range nodeinfo.InternalIPs(&n) {
+			if ip, err := netip.ParseAddr(a); err == nil && ip.Is4() {
+				pa = a
 				break
 			}
 		}
 		if pa == "" {
 			continue
 		}
-		cidrs := n.Spec.PodCIDRs
-		if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
-			cidrs = []string{n.Spec.PodCIDR}
-		}
-		for _, c := range cidrs {
+		for _, c := range nodeinfo.PodCIDRs(&n) {
 			if p, err := netip.ParsePrefix(c); err == nil && p.Addr().Is4() {
 				out = append(out, RemoteSubnet{DestinationPrefix: c, ProviderAddress: pa})
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
@@ -226,42 +227,13 @@ func dumpView(d *hnsdump.Dump, in *engine.Input, bad func(string, ...any)) (hns.
 			view.Endpoints = append(view.Endpoints, ep.Endpoint)
 		}
 	}
-	for _, ip := range nodeIPs(in) {
+	// The host MAC is looked up as the agent does, for the node's IPs in its order.
+	for _, ip := range nodeinfo.IPs(in.Config.NodeIPs, in.Node) {
 		if view.HostMAC = d.HostMAC(ip); view.HostMAC != "" {
 			break
 		}
 	}
 	return v, view
-}
-
-// nodeIPs are the addresses the agent looks up the host MAC for, in its
-// order: the resolved config's node IPs, then the Node's InternalIPs,
-// IPv4 first.
-func nodeIPs(in *engine.Input) []netip.Addr {
-	candidates := slices.Clone(in.Config.NodeIPs)
-	if in.Node != nil {
-		for _, a := range in.Node.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP {
-				candidates = append(candidates, a.Address)
-			}
-		}
-	}
-	var ips []netip.Addr
-	for _, c := range candidates {
-		if ip, err := netip.ParseAddr(c); err == nil {
-			ips = append(ips, ip)
-		}
-	}
-	slices.SortStableFunc(ips, func(x, y netip.Addr) int {
-		switch {
-		case x.Is4() == y.Is4():
-			return 0
-		case x.Is4():
-			return -1
-		}
-		return 1
-	})
-	return ips
 }
 
 func validateConfig(c *v1alpha1.ResolvedProxyConfig, bad func(string, ...any)) {

@@ -18,6 +18,7 @@ import (
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/featuregate"
+	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
 
 // Error is a node-specific resolution failure: the node keeps its last good config and the
@@ -289,21 +290,11 @@ func fromEnd(prefix netip.Prefix, offset int32) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
-func podCIDRList(node *corev1.Node) []string {
-	if len(node.Spec.PodCIDRs) > 0 {
-		return node.Spec.PodCIDRs
-	}
-	if node.Spec.PodCIDR != "" {
-		return []string{node.Spec.PodCIDR}
-	}
-	return nil
-}
-
 // podCIDRs returns at most one pod CIDR per family, as the API allows.
 func podCIDRs(node *corev1.Node) []string {
 	var out []string
 	var seen4, seen6 bool
-	for _, c := range podCIDRList(node) {
+	for _, c := range nodeinfo.PodCIDRs(node) {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {
 			continue
@@ -329,11 +320,8 @@ func ipv4PodCIDR(node *corev1.Node) (netip.Prefix, bool) {
 func internalIPs(node *corev1.Node) []string {
 	var out []string
 	var seen4, seen6 bool
-	for _, a := range node.Status.Addresses {
-		if a.Type != corev1.NodeInternalIP {
-			continue
-		}
-		ip, err := netip.ParseAddr(a.Address)
+	for _, a := range nodeinfo.InternalIPs(node) {
+		ip, err := netip.ParseAddr(a)
 		if err != nil {
 			continue
 		}
