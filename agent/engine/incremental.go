@@ -240,6 +240,10 @@ func (c *Incremental) recordChanges(touchedLB map[LBKey]struct{}, touchedIP map[
 	ch.LoadBalancers, ch.RemoteEndpoints = ch.LoadBalancers[:0], ch.RemoteEndpoints[:0]
 	for k := range touchedLB {
 		ch.LoadBalancers = append(ch.LoadBalancers, k)
+	}
+	// The keys sharing their frontends, walked apart: a key added to
+	// touchedLB while it is ranged over may be produced again.
+	for _, k := range ch.LoadBalancers[:len(touchedLB)] {
 		for _, other := range c.frontends[frontOf(k)].all() {
 			if _, ok := touchedLB[other]; !ok {
 				touchedLB[other] = struct{}{}
