@@ -2,9 +2,16 @@ package apply
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
@@ -172,20 +179,42 @@ func TestModifyAfterDeltasKeepsModifying(t *testing.T) {
 	h.converged("after the changes")
 }
 
-// stillCreates is an HNS that carries out an endpoint create it answers
-// with a timeout (the agent's HNS call timeout struck first).
-type stillCreates struct {
+// carriedOut is an HNS that carries out the next write of op and answers
+// it with a timeout (the agent's HNS call timeout struck first).
+type carriedOut struct {
 	*sim.Sim
-	timeouts int
+	op sim.Op
 }
 
-func (s *stillCreates) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
-	got, err := s.Sim.CreateEndpoint(ctx, networkID, ep)
-	if err == nil && s.timeouts > 0 {
-		s.timeouts--
-		return hns.Endpoint{}, hns.ErrTimeout
+func (c *carriedOut) timedOut(op sim.Op, err error) error {
+	if err != nil || c.op != op {
+		return err
 	}
-	return got, err
+	c.op = ""
+	return hns.ErrTimeout
+}
+
+func (c *carriedOut) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	got, err := c.Sim.CreateEndpoint(ctx, networkID, ep)
+	return got, c.timedOut(sim.OpCreateEndpoint, err)
+}
+
+func (c *carriedOut) DeleteEndpoint(ctx context.Context, id string) error {
+	return c.timedOut(sim.OpDeleteEndpoint, c.Sim.DeleteEndpoint(ctx, id))
+}
+
+func (c *carriedOut) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	got, err := c.Sim.CreateLoadBalancer(ctx, lb)
+	return got, c.timedOut(sim.OpCreateLoadBalancer, err)
+}
+
+func (c *carriedOut) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	got, err := c.Sim.ModifyLoadBalancer(ctx, id, lb)
+	return got, c.timedOut(sim.OpModifyLoadBalancer, err)
+}
+
+func (c *carriedOut) DeleteLoadBalancer(ctx context.Context, id string) error {
+	return c.timedOut(sim.OpDeleteLoadBalancer, c.Sim.DeleteLoadBalancer(ctx, id))
 }
 
 // A remote endpoint whose create failed but that a later list finds (the
@@ -198,7 +227,7 @@ func TestResolvedEndpointEndsItsRetry(t *testing.T) {
 		setup func(h *deltaHost)
 	}{
 		{"create carried out despite a timeout", func(h *deltaHost) {
-			h.app = New(&stillCreates{Sim: h.sim, timeouts: 1}, h.ledger, WithClock(h.clk))
+			h.app = New(&carriedOut{Sim: h.sim, op: sim.OpCreateEndpoint}, h.ledger, WithClock(h.clk))
 		}},
 		{"a foreign endpoint holds the address", func(h *deltaHost) {
 			n, err := h.sim.GetNetworkByName(h.ctx, netName)
@@ -235,4 +264,431 @@ func TestResolvedEndpointEndsItsRetry(t *testing.T) {
 			h.converged("after the next change")
 		})
 	}
+}
+
+// step applies a change to the services, feeds it to the engine and runs
+// an event sync, which must succeed and leave HNS as a full sync wants it;
+// when ApplyChanges did it alone, its counts must be a full sync's. It
+// reports whether ApplyChanges did it alone.
+func (h *deltaHost) step(name string, change func(), svcs ...string) bool {
+	h.t.Helper()
+	change()
+	h.feed(svcs...)
+	h.sim.Reset()
+	r, done, err := h.event()
+	if err != nil || len(r.Failures) > 0 {
+		h.t.Fatalf("%s: event sync: %v, failures %v", name, err, r.Failures)
+	}
+	if done && h.sim.Counts().Reads != 1 {
+		h.t.Errorf("%s: ApplyChanges read %v, want the network only", name, h.sim.Counts().Calls)
+	}
+	full := h.converged(name)
+	if done && (r.RemoteEndpoints != full.RemoteEndpoints || r.LBsProgrammed != full.LBsProgrammed || r.LBsDesired != full.LBsDesired) {
+		h.t.Errorf("%s: ApplyChanges counted %d remote endpoints, %d of %d load balancers; a full sync %d, %d of %d", name,
+			r.RemoteEndpoints, r.LBsProgrammed, r.LBsDesired, full.RemoteEndpoints, full.LBsProgrammed, full.LBsDesired)
+	}
+	// converged's full sync is from the pure engine; the incremental one
+	// catches up with the list it made.
+	h.inc.SetNode(nodeName, h.cfg, nil, nil, mustObserve(h).View)
+	h.inc.Desired()
+	return done
+}
+
+func mustObserve(h *deltaHost) *Observation {
+	h.t.Helper()
+	o, err := h.app.Observe(h.ctx, netName, hostMAC)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return o
+}
+
+// A foreign load balancer holding the frontend an event sync must create
+// (HNS answers "port exists"): ApplyChanges hands the sync to a full one,
+// which replaces the blocker as it always does
+// (docs/design/dataplane.md#foreign-load-balancers), whether the model
+// knew the blocker (listed before) or not (created since the last list).
+func TestApplyChangesMeetsAForeignLoadBalancer(t *testing.T) {
+	for _, known := range []bool{true, false} {
+		t.Run(map[bool]string{true: "listed", false: "created since the list"}[known], func(t *testing.T) {
+			h := newDeltaHost(t, sim.WS2022, true)
+			workload(h.host)
+			h.feedAll()
+			var pod string
+			for _, ep := range h.snapshot().Endpoints {
+				if ep.HasIP(ip("192.168.1.6")) {
+					pod = ep.ID
+				}
+			}
+			addBlocker := func() hns.LoadBalancer {
+				b, err := h.sim.AddLoadBalancer(hns.LoadBalancer{FrontendVIPs: []netip.Addr{ip("10.20.30.44")},
+					PortMapping: hns.PortMapping{Protocol: hns.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}, BackendEndpointIDs: []string{pod}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			var blocker hns.LoadBalancer
+			if known {
+				blocker = addBlocker()
+			}
+			h.settle()
+			if !known {
+				blocker = addBlocker()
+			}
+			h.service("svc4", "10.20.30.44", 0)
+			h.endpoints("svc4", "192.168.1.5@node-1")
+			h.feed("svc4")
+			v, _ := h.app.LocalView(h.ctx, netName, hostMAC)
+			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			d := h.inc.Desired()
+			if _, done, err := h.app.ApplyChanges(h.ctx, d, h.inc.Changes()); done || err != nil {
+				t.Fatalf("ApplyChanges = %v, %v; want a fall-back", done, err)
+			}
+			o, ok := h.app.Recall(h.ctx, netName, hostMAC)
+			if !ok {
+				o = mustObserve(h)
+			}
+			r, err := h.app.Apply(h.ctx, o, d)
+			if err != nil || len(r.ForeignReplaced) != 1 || len(r.Failures) != 0 {
+				t.Fatalf("full sync: %v, foreign replaced %v, failures %v; want the blocker replaced", err, r.ForeignReplaced, r.Failures)
+			}
+			for _, lb := range h.snapshot().LoadBalancers {
+				if lb.ID == blocker.ID {
+					t.Errorf("blocker %v left", lb)
+				}
+			}
+			h.converged("after the replacement")
+		})
+	}
+}
+
+// A write that fails in the middle of an event sync: ApplyChanges does
+// not report done unless with the error that ended it (HNS not running);
+// the model is either forgotten or still what HNS lists; nothing is
+// programmed from changes before a full sync settled again; full syncs
+// converge, leaving nothing of the agent's behind.
+func TestApplyChangesWhenAWriteFails(t *testing.T) {
+	addRemote := func(h *deltaHost) []string {
+		h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2", "192.168.2.9@node-2")
+		return []string{"svc2"}
+	}
+	removeRemote := func(h *deltaHost) []string {
+		h.endpoints("svc2", "192.168.2.3@node-2")
+		return []string{"svc2"}
+	}
+	addServices := func(h *deltaHost) []string {
+		h.service("svc4", "10.20.30.44", 30004)
+		h.endpoints("svc4", "192.168.1.5@node-1", "192.168.2.7@node-2")
+		h.service("svc5", "10.20.30.45", 0)
+		h.endpoints("svc5", "192.168.1.6@node-1")
+		return []string{"svc4", "svc5"}
+	}
+	deleteService := func(h *deltaHost) []string {
+		delete(h.svcs, "svc1")
+		delete(h.slices, "svc1")
+		return []string{"svc1"}
+	}
+	type fault struct {
+		op      sim.Op
+		err     error
+		profile sim.Profile
+		what    string
+		change  func(h *deltaHost) []string
+	}
+	// carried stands for a write HNS carried out and answered with a
+	// timeout: the model cannot know what HNS holds.
+	carried := errors.New("carried out, then timed out")
+	var faults []fault
+	for _, err := range []error{nil, hns.ErrTimeout, hns.ErrHNSNotRunning, carried} {
+		faults = append(faults,
+			fault{sim.OpCreateLoadBalancer, err, sim.WS2022, "services added", addServices},
+			// After its delete: the service has no load balancer.
+			fault{sim.OpCreateLoadBalancer, err, sim.WS2022, "backend added", addRemote},
+			fault{sim.OpCreateEndpoint, err, sim.WS2022, "backend added", addRemote},
+			fault{sim.OpDeleteEndpoint, err, sim.WS2022, "backend removed", removeRemote},
+			fault{sim.OpDeleteLoadBalancer, err, sim.WS2022, "service deleted", deleteService},
+			fault{sim.OpDeleteLoadBalancer, err, sim.WS2022, "backend removed", removeRemote},
+			fault{sim.OpModifyLoadBalancer, err, sim.WS2025, "backend added", addRemote},
+			fault{sim.OpModifyLoadBalancer, err, sim.WS2025, "backend removed", removeRemote},
+		)
+	}
+	for _, f := range faults {
+		name := fmt.Sprintf("%s %s %s %v", f.profile.Name, f.what, f.op, f.err)
+		t.Run(name, func(t *testing.T) {
+			h := newDeltaHost(t, f.profile, true)
+			c := &carriedOut{Sim: h.sim}
+			h.app = New(c, h.ledger, WithClock(h.clk))
+			workload(h.host)
+			h.feedAll()
+			h.settle()
+			h.feed(f.change(h)...)
+			v, _ := h.app.LocalView(h.ctx, netName, hostMAC)
+			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			d := h.inc.Desired()
+			h.sim.Reset()
+			if errors.Is(f.err, carried) {
+				c.op = f.op
+			} else {
+				h.sim.FailOp(f.op, f.err, 1)
+			}
+			_, done, err := h.app.ApplyChanges(h.ctx, d, h.inc.Changes())
+			if h.sim.Counts().Calls[f.op] == 0 || c.op != "" {
+				t.Fatalf("the change made no %s", f.op)
+			}
+			fatal := hns.IsHNSNotRunning(f.err)
+			switch {
+			case fatal && (!done || !hns.IsHNSNotRunning(err)):
+				t.Errorf("ApplyChanges = %v, %v; want done with HNS not running", done, err)
+			case !fatal && (done || err != nil):
+				t.Errorf("ApplyChanges = %v, %v; want a fall-back", done, err)
+			}
+			if _, ok := h.app.Recall(h.ctx, netName, hostMAC); ok {
+				h.sameAsListed()
+			}
+			if _, done, _ := h.app.ApplyChanges(h.ctx, d, engine.Changes{}); done {
+				t.Error("programmed from changes before a full sync settled")
+			}
+			// The agent's next syncs: full ones until HNS is as wanted.
+			for range 3 {
+				h.clk.Step(10 * time.Second)
+				if _, _, err := h.event(); err != nil {
+					t.Fatalf("next sync: %v", err)
+				}
+				if h.app.settled {
+					break
+				}
+			}
+			if !h.app.settled {
+				t.Fatal("not settled after 3 syncs")
+			}
+			h.converged("after the failure")
+			for _, ep := range h.snapshot().Endpoints {
+				if hns.HasOwnedName(ep) && ep.Remote {
+					if _, ok := d.RemoteEndpoints[ep.IPs[0]]; !ok {
+						t.Errorf("endpoint %v left", ep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Changes that touch what several keys or services share, each done by
+// an event sync and checked against a full sync (which must write nothing)
+// and the list (which must equal the model).
+func TestApplyChangesEqualsAFullSync(t *testing.T) {
+	for _, p := range []sim.Profile{sim.WS2019, sim.WS2022, sim.WS2025} {
+		t.Run(p.Name, func(t *testing.T) {
+			h := newDeltaHost(t, p, true)
+			// The host's root endpoint, for health-check load balancers.
+			if _, err := h.sim.AddLocalEndpoint(netName, "cbr0", ip("192.168.1.1")); err != nil {
+				t.Fatal(err)
+			}
+			h.cfg.HealthCheck.ForwardVIP = true
+			workload(h.host)
+			h.feedAll()
+			h.settle()
+			type step struct {
+				name   string
+				change func()
+				svcs   []string
+			}
+			steps := []step{
+				// An address that is a ClusterIP (its service-VIP endpoint)
+				// and becomes a backend of another service (a backend's
+				// endpoint wins), then only a service VIP again.
+				{"service VIP", func() {
+					h.service("vip", "10.20.30.50", 0)
+					h.endpoints("vip", "192.168.1.5@node-1")
+				}, []string{"vip"}},
+				{"service VIP becomes a backend", func() {
+					h.service("sel", "10.20.30.51", 0)
+					h.endpoints("sel", "10.20.30.50@node-2")
+				}, []string{"sel"}},
+				{"backend's service deleted", func() { delete(h.svcs, "vip"); delete(h.slices, "vip") }, []string{"vip"}},
+				{"service back", func() {
+					h.service("vip", "10.20.30.50", 0)
+					h.endpoints("vip", "192.168.1.5@node-1")
+				}, []string{"vip"}},
+				{"a backend again only a service VIP", func() { h.endpoints("sel", "192.168.2.3@node-2") }, []string{"sel"}},
+				// Load balancers sharing a health-check load balancer (one
+				// ingress IP); its content is the first service's by name.
+				{"ingress", func() { h.loadBalancer("lb-a", "10.20.30.60", "11.0.0.1", 80) }, []string{"lb-a"}},
+				{"ingress sharing the health check", func() { h.loadBalancer("lb-b", "10.20.30.61", "11.0.0.1", 81) }, []string{"lb-b"}},
+				{"sharer's setting", func() {
+					h.svcs["lb-a"].Annotations = map[string]string{engine.AnnotationPreserveDestination: "true"}
+				}, []string{"lb-a"}},
+				{"first sharer deleted", func() { delete(h.svcs, "lb-a"); delete(h.slices, "lb-a") }, []string{"lb-a"}},
+				{"first sharer back", func() {
+					h.loadBalancer("lb-a", "10.20.30.60", "11.0.0.1", 80)
+					h.svcs["lb-a"].Annotations = map[string]string{engine.AnnotationPreserveDestination: "true"}
+				}, []string{"lb-a"}},
+				{"last sharers deleted", func() {
+					delete(h.svcs, "lb-a")
+					delete(h.slices, "lb-a")
+					delete(h.svcs, "lb-b")
+					delete(h.slices, "lb-b")
+				}, []string{"lb-a", "lb-b"}},
+				// Two services claiming one frontend: the winner changes.
+				{"external IP", func() { h.externalIP("c-b", "10.20.30.71", "10.9.9.9", 80) }, []string{"c-b"}},
+				{"external IP claimed by a winner", func() { h.externalIP("c-a", "10.20.30.70", "10.9.9.9", 80) }, []string{"c-a"}},
+				{"winner leaves the frontend", func() { h.svcs["c-a"].Spec.Ports[0].Port = 81 }, []string{"c-a"}},
+				{"winner takes it back", func() { h.svcs["c-a"].Spec.Ports[0].Port = 80 }, []string{"c-a"}},
+				{"winner deleted", func() { delete(h.svcs, "c-a"); delete(h.slices, "c-a") }, []string{"c-a"}},
+				// Per-service settings.
+				{"session affinity", func() { h.svcs["svc2"].Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, []string{"svc2"}},
+				{"no session affinity", func() { h.svcs["svc2"].Spec.SessionAffinity = corev1.ServiceAffinityNone }, []string{"svc2"}},
+				{"externalTrafficPolicy Local (DSR)", func() {
+					h.svcs["svc1"].Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+				}, []string{"svc1"}},
+				{"externalTrafficPolicy Cluster", func() {
+					h.svcs["svc1"].Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+				}, []string{"svc1"}},
+				{"node port moved", func() { h.svcs["svc1"].Spec.Ports[0].NodePort = 30011 }, []string{"svc1"}},
+				{"target port moved", func() {
+					h.svcs["svc3"].Spec.Ports[0].TargetPort = intstr.FromInt32(9090)
+					port := int32(9090)
+					h.slices["svc3"].Ports[0].Port = &port
+				}, []string{"svc3"}},
+				{"every backend gone", func() { h.endpoints("svc2") }, []string{"svc2"}},
+				{"backends back", func() { h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.4@node-2") }, []string{"svc2"}},
+			}
+			deltas := 0
+			for _, s := range steps {
+				if h.step(s.name, s.change, s.svcs...) {
+					deltas++
+				}
+			}
+			if deltas < len(steps)/2 {
+				t.Errorf("ApplyChanges did %d of %d changes alone", deltas, len(steps))
+			}
+			// DSR on ClusterIP load balancers is the node's: a full sync.
+			h.cfg.EnableDSR = true
+			if h.step("DSR", func() {}) {
+				t.Error("a change of the node context was programmed from changes")
+			}
+		})
+	}
+}
+
+// loadBalancer adds a LoadBalancer service with an ingress IP and a local
+// backend.
+func (h *host) loadBalancer(name, cip, ingress string, port int32) {
+	h.service(name, cip, 0)
+	s := h.svcs[name]
+	s.Spec.Type = corev1.ServiceTypeLoadBalancer
+	s.Spec.Ports[0].Port = port
+	s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingress}}
+	h.endpoints(name, "192.168.1.6@node-1")
+}
+
+// externalIP adds a service with an external IP and a remote backend.
+func (h *host) externalIP(name, cip, external string, port int32) {
+	h.service(name, cip, 0)
+	s := h.svcs[name]
+	s.Spec.ExternalIPs = []string{external}
+	s.Spec.Ports[0].Port = port
+	h.endpoints(name, "192.168.2.5@node-2")
+}
+
+// The model's lookups by ID after its own writes: a deleted object is not
+// found (whatever the case of its ID), a modified one is found as modified,
+// one created before or after the deletes are folded in (recall) is found,
+// and the fingerprint still matches HNS's IDs.
+func TestModelLookupsAfterWrites(t *testing.T) {
+	h := newHost(t, sim.WS2025, true, false)
+	ctx := context.Background()
+	m := h.app.model
+	net, err := h.sim.GetNetworkByName(ctx, netName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.Observe(ctx, netName, hostMAC); err != nil {
+		t.Fatal(err)
+	}
+	matches := func(when string) {
+		t.Helper()
+		epIDs, _ := h.sim.ListEndpointIDs(ctx, net.ID)
+		lbIDs, _ := h.sim.ListLoadBalancerIDs(ctx)
+		if !m.matches(epIDs, lbIDs) {
+			t.Errorf("%s: the model's IDs do not match HNS's", when)
+		}
+	}
+	newEP := func(a string, remote bool) hns.Endpoint {
+		t.Helper()
+		e := hns.Endpoint{Name: "winproxy-" + a, IPs: []netip.Addr{ip(a)}, Remote: remote}
+		if remote {
+			e.ProviderAddress = ip("10.0.0.3")
+		}
+		ep, err := m.CreateEndpoint(ctx, net.ID, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	newLB := func(vip string, backends ...string) hns.LoadBalancer {
+		t.Helper()
+		lb, err := m.CreateLoadBalancer(ctx, hns.LoadBalancer{FrontendVIPs: []netip.Addr{ip(vip)},
+			PortMapping: hns.PortMapping{Protocol: hns.ProtocolTCP, InternalPort: 8080, ExternalPort: 80}, BackendEndpointIDs: backends})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lb
+	}
+	found := func(id string, want bool, what string) {
+		t.Helper()
+		_, ep := m.endpoint(id)
+		_, lb := m.loadBalancer(id)
+		if got := ep || lb; got != want {
+			t.Errorf("%s: %s found %v, want %v", what, id, got, want)
+		}
+	}
+	local, remote := newEP("192.168.1.2", false), newEP("192.168.2.3", true)
+	a, b := newLB("10.20.30.41", local.ID), newLB("10.20.30.42", remote.ID)
+	found(a.ID, true, "created after the list")
+	found(strings.ToLower(remote.ID), true, "lower case")
+	// Deleted and modified before the index of IDs is rebuilt.
+	if err := m.DeleteLoadBalancer(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.BackendEndpointIDs = []string{local.ID, remote.ID}
+	if _, err := m.ModifyLoadBalancer(ctx, b.ID, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DeleteEndpoint(ctx, strings.ToLower(local.ID)); err != nil {
+		t.Fatal(err)
+	}
+	found(a.ID, false, "deleted")
+	found(local.ID, false, "deleted by its lower-case ID")
+	if got, _ := m.loadBalancer(b.ID); !slices.Equal(got.BackendEndpointIDs, b.BackendEndpointIDs) {
+		t.Errorf("modified load balancer looked up as %v", got)
+	}
+	if _, eps, ok := m.localView(); !ok || slices.ContainsFunc(eps, func(ep hns.Endpoint) bool { return ep.ID == local.ID }) {
+		t.Errorf("local view %v still has the deleted endpoint", eps)
+	}
+	matches("after deletes and a modify")
+	// Fold the deletes in, then write more: the index is rebuilt.
+	if _, _, _, ok := m.recall(); !ok {
+		t.Fatal("nothing to recall")
+	}
+	found(a.ID, false, "deleted, after the fold")
+	found(b.ID, true, "modified, after the fold")
+	c := newLB("10.20.30.43", remote.ID)
+	found(c.ID, true, "created after the deletes were folded in")
+	if err := m.DeleteLoadBalancer(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	found(c.ID, false, "created and deleted after the fold")
+	matches("after the fold")
+	// A delete HNS answers "not found" for: gone all the same, counted once.
+	if err := h.sim.RemoveLoadBalancer(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DeleteLoadBalancer(ctx, b.ID); !hns.IsNotFound(err) {
+		t.Fatalf("delete of a load balancer gone: %v", err)
+	}
+	found(b.ID, false, "deleted behind the model's back, then by it")
+	matches("after a not-found delete")
+	h.sameAsListed()
 }
