@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // maxRetryDelay caps the wait before retrying a failed sync or a failed object: a fault must cost
@@ -41,7 +43,7 @@ func NewRunner(clk clock.Clock, minPeriod, period time.Duration) *Runner {
 // SetPeriods changes the bounds; they take effect from the next wait.
 func (r *Runner) SetPeriods(minPeriod, period time.Duration) {
 	if period <= 0 {
-		period = 30 * time.Second
+		period = v1alpha1.DefaultSyncPeriodSeconds * time.Second
 	}
 	if minPeriod > period {
 		minPeriod = period

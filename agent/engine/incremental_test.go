@@ -16,6 +16,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
 )
 
 // TestIncrementalSteps runs the multi-step scenarios through one Incremental and checks
@@ -278,9 +279,9 @@ func newRandomWorld(r *rand.Rand) *randomWorld {
 	if r.IntN(2) == 0 {
 		w.cfg.HealthCheck = v1alpha1.HealthCheckSpec{ForwardVIP: true, RootEndpointName: "cbr0"}
 	}
-	w.cfg.FeatureGates = map[string]bool{preferSameTrafficDistributionGate: r.IntN(2) == 0}
+	w.cfg.FeatureGates = map[string]bool{featuregate.PreferSameTrafficDistribution: r.IntN(2) == 0}
 	if r.IntN(5) == 0 {
-		w.cfg.FeatureGates["AllowServiceExternalIPs"] = false
+		w.cfg.FeatureGates[featuregate.AllowServiceExternalIPs] = false
 	}
 	w.cfg.TopologyAwareRouting = r.IntN(4) > 0
 	w.node = w.randomNode()

@@ -8,16 +8,9 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
 	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
-
-// defaultHealthzPort is kube-proxy's default --healthz-bind-address port,
-// the health-check LB port of services without a healthCheckNodePort.
-const defaultHealthzPort = 10256
-
-// defaultRootEndpointName is kube-proxy's default --root-hnsendpoint-name,
-// the host endpoint health-check LBs forward to.
-const defaultRootEndpointName = "cbr0"
 
 // shared is the part of the node context every service computation reads.
 // When it changes every service is recomputed; it is compared by value.
@@ -109,7 +102,8 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 	c.sourceVIPCondition(cfg, v, primary)
 	c.effective.Programmable = c.programmable
 	c.topology = cfg.TopologyAwareRouting
-	c.nodeHints = cfg.FeatureGates[preferSameTrafficDistributionGate]
+	// Without the gate kube-proxy ignores hints for nodes (GA and locked on from 1.35).
+	c.nodeHints = cfg.FeatureGates[featuregate.PreferSameTrafficDistribution]
 	if node != nil {
 		c.zone = node.Labels[corev1.LabelTopologyZone]
 	}
@@ -264,7 +258,7 @@ func (c *nodeContext) dsrCondition(cfg *v1alpha1.ResolvedProxyConfig) {
 
 // externalIPsAllowed is the AllowServiceExternalIPs gate (default on).
 func externalIPsAllowed(cfg *v1alpha1.ResolvedProxyConfig) bool {
-	on, set := cfg.FeatureGates["AllowServiceExternalIPs"]
+	on, set := cfg.FeatureGates[featuregate.AllowServiceExternalIPs]
 	return on || !set
 }
 
@@ -272,7 +266,7 @@ func externalIPsAllowed(cfg *v1alpha1.ResolvedProxyConfig) bool {
 // health-check LBs forward to, and their default port. Without it there
 // are no health-check LBs, which is reported as a node problem.
 func (c *nodeContext) healthCheckRoot(cfg *v1alpha1.ResolvedProxyConfig, v *HNSView) {
-	c.healthPort = defaultHealthzPort
+	c.healthPort = v1alpha1.DefaultHealthCheckPort
 	if cfg.HealthCheck.Port > 0 {
 		c.healthPort = uint16(cfg.HealthCheck.Port)
 	}
@@ -281,7 +275,7 @@ func (c *nodeContext) healthCheckRoot(cfg *v1alpha1.ResolvedProxyConfig, v *HNSV
 	}
 	name := cfg.HealthCheck.RootEndpointName
 	if name == "" {
-		name = defaultRootEndpointName
+		name = v1alpha1.DefaultRootEndpointName
 	}
 	ep, ok := endpointByName(v.Endpoints, name)
 	if !ok {

@@ -18,10 +18,6 @@ import (
 // controller turns a Service's trafficDistribution or its topology-mode
 // annotation into hints, and a Service without hints is not affected.
 
-// preferSameTrafficDistributionGate is the feature gate without which
-// kube-proxy ignores hints for nodes (GA and locked on from 1.35).
-const preferSameTrafficDistributionGate = "PreferSameTrafficDistribution"
-
 // topologyMode is which hints a service port's cluster set follows.
 type topologyMode uint8
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
 )
 
 // Topology-aware routing (topology.go, docs/topology.md).
@@ -65,7 +66,7 @@ func topoInput(cfg v1alpha1.ResolvedProxyConfig, zone *string, svc *corev1.Servi
 func topoConfig(nodeHints bool) v1alpha1.ResolvedProxyConfig {
 	c := config(false)
 	c.TopologyAwareRouting = true
-	c.FeatureGates = map[string]bool{preferSameTrafficDistributionGate: nodeHints}
+	c.FeatureGates = map[string]bool{featuregate.PreferSameTrafficDistribution: nodeHints}
 	return c
 }
 
@@ -493,7 +494,7 @@ func TestIncrementalZoneChange(t *testing.T) {
 	} {
 		in.Node = node(st.zone)
 		in.Config.TopologyAwareRouting = st.topology
-		in.Config.FeatureGates = map[string]bool{preferSameTrafficDistributionGate: st.nodeHints}
+		in.Config.FeatureGates = map[string]bool{featuregate.PreferSameTrafficDistribution: st.nodeHints}
 		inc.SetNode(nodeName, in.Config, in.Node, nil, in.HNS)
 		if st.recomputed != nil {
 			if got := slices.Sorted(maps.Keys(inc.dirty)); !slices.Equal(got, st.recomputed) {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/winproxy/winproxy/agent/daemon"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/cli"
 )
 
@@ -29,7 +31,7 @@ load balancers and remote endpoints with the fewest HNS calls, and writes what i
 the WindowsProxyNode status. It never flushes HNS at start and leaves HNS as it is on exit.
 
 Like kube-proxy it answers load balancers' health checks: /healthz and /livez on
---healthz-bind-address (port spec.healthCheck.port, 10256 by default) and one service health server
+--healthz-bind-address (port spec.healthCheck.port, ` + strconv.Itoa(v1alpha1.DefaultHealthCheckPort) + ` by default) and one service health server
 per healthCheckNodePort; and it skips the Services kube-proxy skips (headless, and those labelled
 service.kubernetes.io/service-proxy-name).`,
 	}
@@ -67,7 +69,7 @@ service.kubernetes.io/service-proxy-name).`,
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:10265", "address of /metrics (0.0.0.0:10265 to let Prometheus scrape it from outside the node); 0 disables it")
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", "127.0.0.1:10266", "address of the agent's own /healthz (fails when the sync loop is stuck) and /readyz (ready after the first successful sync), for the kubelet; 0 disables it")
 	fs.StringVar(&opts.HealthzBindAddress, "healthz-bind-address", "0.0.0.0", "IP (or IP:port) of the proxy health server (/healthz, /livez) that load balancers probe, as kube-proxy's flag; "+
-		"without a port it listens on the config's spec.healthCheck.port (10256), which health-check load balancers forward to; service health servers listen on the same IP; empty disables both")
+		"without a port it listens on the config's spec.healthCheck.port ("+strconv.Itoa(v1alpha1.DefaultHealthCheckPort)+"), which health-check load balancers forward to; service health servers listen on the same IP; empty disables both")
 	fs.DurationVar(&opts.HNSCallTimeout, "hns-call-timeout", time.Minute, "give up waiting for an HNS call after this long and report it (a call into a wedged HNS cannot be cancelled); 0 waits forever")
 	hf.register(fs)
 	return cmd

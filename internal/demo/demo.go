@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
 	"github.com/winproxy/winproxy/internal/fleet"
 	"github.com/winproxy/winproxy/internal/testenv"
 )
@@ -261,9 +263,10 @@ func (r *run) fixRefusedNodes(ctx context.Context) error {
 	}
 	if refused {
 		r.say("")
-		r.say("==> Nodes older than Kubernetes 1.33 need WinDSR set explicitly; the others kept their rollout going.")
-		r.say("    kubectl patch wpc %s --type=merge -p '{\"spec\":{\"featureGates\":{\"WinDSR\":true}}}'", sampleName)
-		if _, err := r.kubectlErr("patch", "wpc", sampleName, "--type=merge", "-p", `{"spec":{"featureGates":{"WinDSR":true}}}`); err != nil {
+		patch := fmt.Sprintf(`{"spec":{"featureGates":{%q:true}}}`, featuregate.WinDSR)
+		r.say("==> Nodes older than Kubernetes 1.33 need %s set explicitly; the others kept their rollout going.", featuregate.WinDSR)
+		r.say("    kubectl patch wpc %s --type=merge -p '%s'", sampleName, patch)
+		if _, err := r.kubectlErr("patch", "wpc", sampleName, "--type=merge", "-p", patch); err != nil {
 			return err
 		}
 	}
@@ -300,7 +303,7 @@ func (r *run) showProbes(n fleet.Node) {
 	ip := n.LoopbackIP(demoHealthSubnet)
 	r.say("    health checks, as a cloud load balancer probes this node (on %s, its stand-in address):", ip)
 	for _, probe := range []struct{ what, path string }{
-		{"proxy health", net.JoinHostPort(ip, "10256") + "/healthz"},
+		{"proxy health", net.JoinHostPort(ip, strconv.Itoa(v1alpha1.DefaultHealthCheckPort)) + "/healthz"},
 		{"storefront (healthCheckNodePort 32000)", net.JoinHostPort(ip, "32000") + "/"},
 	} {
 		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get("http://" + probe.path)

@@ -201,7 +201,7 @@ func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bo
 			out.Address = ip.String()
 		}
 	case winproxyv1alpha1.SourceVIPStrategyCreate:
-		offset := int32(1)
+		offset := int32(winproxyv1alpha1.DefaultSourceVIPOffsetFromEnd)
 		if s.Create != nil && s.Create.OffsetFromEnd > 0 {
 			offset = s.Create.OffsetFromEnd
 		}

@@ -9,6 +9,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // Generate builds the cluster of a seed: a node under test (node-0) with a
@@ -49,7 +50,7 @@ const (
 	v4 = "IPv4"
 	v6 = "IPv6"
 	// rootEndpoint is the host's endpoint health-check LBs forward to.
-	rootEndpoint  = "cbr0"
+	rootEndpoint  = v1alpha1.DefaultRootEndpointName
 	calicoEP      = "Calico_ep"
 	hostMAC       = "00-15-5D-AA-BB-CC"
 	nodeUnderTest = "node-0"
@@ -160,7 +161,7 @@ func (g *gen) node(seed uint64) {
 		Features: Features{DSR: caps.DSR, SessionAffinity: caps.SessionAffinity,
 			IPv6DualStack: caps.IPv6DualStack, Modify: caps.ModifyLoadBalancer},
 		HostMAC:     hostMAC,
-		HealthzPort: 10256,
+		HealthzPort: v1alpha1.DefaultHealthCheckPort,
 		Network:     Network{ID: "NETWORK-1", Name: "cbr0", Type: "L2Bridge"},
 	}
 	g.c = c

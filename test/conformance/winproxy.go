@@ -19,6 +19,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/featuregate"
 )
 
 // syncsFromChanges counts the steps winproxy programmed from the engine's
@@ -113,7 +114,7 @@ func winproxyConfig(c *Cluster) v1alpha1.ResolvedProxyConfig {
 		// The defaults on a node of upstream's version: hints are honoured,
 		// for nodes too (docs/differences-from-kube-proxy.md#topology-aware-routing).
 		TopologyAwareRouting: true,
-		FeatureGates:         map[string]bool{"PreferSameTrafficDistribution": true},
+		FeatureGates:         map[string]bool{featuregate.PreferSameTrafficDistribution: true},
 	}
 	for _, fam := range []string{"IPv4", "IPv6"} {
 		if ip := c.NodeIPs[fam]; ip != "" {
