@@ -812,6 +812,10 @@ func (s *syncState) update(lb engine.LoadBalancer, want hns.LoadBalancer, id str
 	}
 	a.lbIDs[lb.Key] = got.ID
 	s.listedLB[strings.ToUpper(got.ID)] = got
+	// A new LB: no modify of the key asked before is left to check (an
+	// ApplyChanges would compare it with the LB created since).
+	delete(a.modified, lb.Key)
+	delete(a.lastModified, lb.Key)
 	return nil
 }
 

@@ -692,3 +692,46 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	matches("after a not-found delete")
 	h.sameAsListed()
 }
+
+// TestModifyAfterARecreate: a load balancer deleted and created again
+// (here: its service opted out of modify for a while), by an event sync or
+// a full one, has no modify of the old one to check; the next modify is
+// carried out as one.
+func TestModifyAfterARecreate(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		t.Run(map[bool]string{false: "recreated by an event sync", true: "recreated by a full sync"}[full], func(t *testing.T) {
+			h := newDeltaHost(t, sim.WS2025, true)
+			workload(h.host)
+			h.feedAll()
+			h.settle()
+			for i, c := range []struct {
+				annotations map[string]string
+				endpoints   []string
+				want        sim.Op
+			}{
+				{nil, []string{"192.168.1.6@node-1", "192.168.1.5@node-1"}, sim.OpModifyLoadBalancer},
+				{map[string]string{engine.AnnotationWinProxyOptimization: "DISABLED"}, []string{"192.168.1.6@node-1"}, sim.OpCreateLoadBalancer},
+				{nil, []string{"192.168.1.6@node-1", "192.168.1.5@node-1"}, sim.OpModifyLoadBalancer},
+			} {
+				h.svcs["svc3"].Annotations = c.annotations
+				h.endpoints("svc3", c.endpoints...)
+				h.feed("svc3")
+				h.sim.Reset()
+				if i == 1 && full {
+					if _, err := h.listed(); err != nil {
+						t.Fatal(err)
+					}
+				} else if _, done, err := h.event(); err != nil || !done {
+					t.Fatalf("change %d: ApplyChanges = %v, %v; want it done", i, done, err)
+				}
+				if w := writes(h.sim.Counts()); w[c.want] != 1 || len(w) != map[sim.Op]int{sim.OpModifyLoadBalancer: 1, sim.OpCreateLoadBalancer: 2}[c.want] {
+					t.Errorf("change %d: writes %v, want a %s", i, w, c.want)
+				}
+			}
+			if h.app.noModify {
+				t.Error("modify given up on an HNS that carries it out")
+			}
+			h.converged("after the changes")
+		})
+	}
+}
