@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -36,11 +37,15 @@ type Node struct {
 // Nodes is the default fleet: three Windows nodes, one per supported Windows Server release and
 // Kubernetes minor, and one Linux node.
 var Nodes = []Node{
-	{Name: "win-2019", Windows: true, KubeletVersion: "v1.32.4", Profile: "ws2019", Build: "10.0.17763", IP: "172.20.0.11", PodCIDR: "10.244.1.0/24"},
-	{Name: "win-2022", Windows: true, KubeletVersion: "v1.33.2", Profile: "ws2022", Build: "10.0.20348", IP: "172.20.0.12", PodCIDR: "10.244.2.0/24"},
-	{Name: "win-2025", Windows: true, KubeletVersion: "v1.34.1", Profile: "ws2025", Build: "10.0.26100", IP: "172.20.0.13", PodCIDR: "10.244.3.0/24"},
+	{Name: "win-2019", Windows: true, KubeletVersion: "v1.32.4", Profile: sim.WS2019.Name, Build: windowsBuild(sim.WS2019), IP: "172.20.0.11", PodCIDR: "10.244.1.0/24"},
+	{Name: "win-2022", Windows: true, KubeletVersion: "v1.33.2", Profile: sim.WS2022.Name, Build: windowsBuild(sim.WS2022), IP: "172.20.0.12", PodCIDR: "10.244.2.0/24"},
+	{Name: "win-2025", Windows: true, KubeletVersion: "v1.34.1", Profile: sim.WS2025.Name, Build: windowsBuild(sim.WS2025), IP: "172.20.0.13", PodCIDR: "10.244.3.0/24"},
 	{Name: "linux-1", KubeletVersion: "v1.34.1", IP: "172.20.0.10", PodCIDR: "10.244.0.0/24"},
 }
+
+// windowsBuild is the node.kubernetes.io/windows-build label of a node of profile p, e.g.
+// "10.0.20348".
+func windowsBuild(p sim.Profile) string { return fmt.Sprintf("10.0.%d", p.Build) }
 
 // LoopbackIP is the node's stand-in address on this machine for what cloud load balancers probe:
 // 127.0.<subnet>.<last byte of the node IP>. Simulated node IPs are data, never destinations, so

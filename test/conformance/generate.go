@@ -44,7 +44,7 @@ func Generate(seed uint64) *Cluster {
 
 // hnsVersions are the simulated hosts: Windows Server 2019, a release
 // without DSR, 2022 and 2025 (the only one with modify).
-var hnsVersions = []hns.Version{{Major: 9, Minor: 5}, {Major: 10, Minor: 1}, {Major: 13, Minor: 3}, {Major: 15, Minor: 5}}
+var hnsVersions = []hns.Version{hns.WindowsServer2019.HNS, {Major: 10, Minor: 1}, hns.WindowsServer2022.HNS, hns.WindowsServer2025.HNS}
 
 const (
 	v4 = "IPv4"

@@ -19,8 +19,8 @@ type Env struct {
 	Network   hns.Network
 	DualStack bool
 	// WindowsBuild is the host's Windows build. Claims that depend on the Windows release rather
-	// than on the HNS version (the duplicate-IP bug) are looked up by it in the simulator's
-	// profiles; 0 means unknown and skips those cases.
+	// than on the HNS version (the duplicate-IP bug) are looked up by it in hns.Releases; 0
+	// means unknown and skips those cases.
 	WindowsBuild int
 	Harness      Harness
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/winproxy/winproxy/agent/hns"
-	"github.com/winproxy/winproxy/agent/hns/sim"
 )
 
 // host is one case's handle on the implementation under test: the Env, the HNS version and
@@ -37,15 +36,11 @@ func newHost(t *testing.T, env Env) *host {
 // cleanupCtx outlives the case: t.Context is cancelled before cleanups run.
 func (h *host) cleanupCtx() context.Context { return context.WithoutCancel(h.ctx) }
 
-// duplicateIPQuirk is the simulator's claim for this Windows release; ok is false when no
-// profile has this build.
+// duplicateIPQuirk is the claim for this Windows release; ok is false when no supported release
+// has this build.
 func (h *host) duplicateIPQuirk() (quirk, ok bool) {
-	for _, p := range sim.Profiles() {
-		if p.Build == h.WindowsBuild {
-			return p.DuplicateIPQuirk, true
-		}
-	}
-	return false, false
+	r, ok := hns.ReleaseOfBuild(h.WindowsBuild)
+	return r.DuplicateIPQuirk, ok
 }
 
 // --- endpoints ---

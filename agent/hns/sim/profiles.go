@@ -16,26 +16,26 @@ type Profile struct {
 	Build         int         `json:"build"`
 	Version       hns.Version `json:"version"`
 	// DuplicateIPQuirk: a local and a remote endpoint may hold the same IP
-	// (WS2019/WS2022 bug the proxy must clean up after); without it HNS
-	// refuses the second endpoint.
+	// (hns.Release.DuplicateIPQuirk); without it HNS refuses the second
+	// endpoint.
 	DuplicateIPQuirk bool `json:"duplicateIPQuirk"`
 }
 
 // Capabilities of the profile's HNS version.
 func (p Profile) Capabilities() hns.Capabilities { return hns.CapabilitiesFor(p.Version) }
 
-// Profiles of the Windows Server releases winproxy supports. Versions are
-// the ones reported in public issues (docs/compatibility.md#windows-server-and-hns);
-// exact minors vary with patch level.
+// Profiles of the Windows Server releases winproxy supports, as hns.Releases
+// describes them.
 var (
-	// WS2019: HNS 9.5 (2026 builds): V2, remote subnets, DSR; no dual-stack,
-	// no session affinity, no modify.
-	WS2019 = Profile{Name: "ws2019", WindowsServer: "2019", Build: 17763, Version: hns.Version{Major: 9, Minor: 5}, DuplicateIPQuirk: true}
-	// WS2022: HNS 13.3: DSR, dual-stack, session affinity; no modify.
-	WS2022 = Profile{Name: "ws2022", WindowsServer: "2022", Build: 20348, Version: hns.Version{Major: 13, Minor: 3}, DuplicateIPQuirk: true}
-	// WS2025: HNS 15.5, the first version whose modify is trusted.
-	WS2025 = Profile{Name: "ws2025", WindowsServer: "2025", Build: 26100, Version: hns.Version{Major: 15, Minor: 5}}
+	WS2019 = profileOf(hns.WindowsServer2019)
+	WS2022 = profileOf(hns.WindowsServer2022)
+	WS2025 = profileOf(hns.WindowsServer2025)
 )
+
+// profileOf is the profile of a release, named "ws" and its year ("ws2022").
+func profileOf(r hns.Release) Profile {
+	return Profile{Name: "ws" + r.WindowsServer, WindowsServer: r.WindowsServer, Build: r.Build, Version: r.HNS, DuplicateIPQuirk: r.DuplicateIPQuirk}
+}
 
 // Profiles lists the built-in profiles, oldest first.
 func Profiles() []Profile { return []Profile{WS2019, WS2022, WS2025} }
