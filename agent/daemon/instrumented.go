@@ -19,12 +19,12 @@ type instrumented struct {
 	alive func()
 }
 
-func (c instrumented) observe(op string, err error) {
+func (c instrumented) observe(op hns.Op, err error) {
 	result := "ok"
 	if err != nil {
 		result = hns.Reason(err)
 	}
-	c.calls.WithLabelValues(op, result).Inc()
+	c.calls.WithLabelValues(op.MetricLabel(), result).Inc()
 	if c.alive != nil && !hns.IsTimeout(err) {
 		c.alive()
 	}
@@ -32,78 +32,78 @@ func (c instrumented) observe(op string, err error) {
 
 func (c instrumented) Version(ctx context.Context) (hns.Version, error) {
 	v, err := c.Client.Version(ctx)
-	c.observe("version", err)
+	c.observe(hns.OpVersion, err)
 	return v, err
 }
 
 func (c instrumented) GetNetworkByName(ctx context.Context, name string) (hns.Network, error) {
 	n, err := c.Client.GetNetworkByName(ctx, name)
-	c.observe("get_network", err)
+	c.observe(hns.OpGetNetworkByName, err)
 	return n, err
 }
 
 func (c instrumented) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoint, error) {
 	eps, err := c.Client.ListEndpoints(ctx, networkID)
-	c.observe("list_endpoints", err)
+	c.observe(hns.OpListEndpoints, err)
 	return eps, err
 }
 
 func (c instrumented) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint, error) {
 	ep, err := c.Client.GetEndpointByName(ctx, name)
-	c.observe("get_endpoint", err)
+	c.observe(hns.OpGetEndpointByName, err)
 	return ep, err
 }
 
 func (c instrumented) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
 	out, err := c.Client.CreateEndpoint(ctx, networkID, ep)
-	c.observe("create_endpoint", err)
+	c.observe(hns.OpCreateEndpoint, err)
 	return out, err
 }
 
 func (c instrumented) DeleteEndpoint(ctx context.Context, id string) error {
 	err := c.Client.DeleteEndpoint(ctx, id)
-	c.observe("delete_endpoint", err)
+	c.observe(hns.OpDeleteEndpoint, err)
 	return err
 }
 
 func (c instrumented) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
 	ids, err := c.Client.ListEndpointIDs(ctx, networkID)
-	c.observe("list_endpoint_ids", err)
+	c.observe(hns.OpListEndpointIDs, err)
 	return ids, err
 }
 
 func (c instrumented) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
 	ids, err := c.Client.ListLoadBalancerIDs(ctx)
-	c.observe("list_load_balancer_ids", err)
+	c.observe(hns.OpListLoadBalancerIDs, err)
 	return ids, err
 }
 
 func (c instrumented) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error) {
 	lbs, err := c.Client.ListLoadBalancers(ctx)
-	c.observe("list_load_balancers", err)
+	c.observe(hns.OpListLoadBalancers, err)
 	return lbs, err
 }
 
 func (c instrumented) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer, error) {
 	lb, err := c.Client.GetLoadBalancer(ctx, id)
-	c.observe("get_load_balancer", err)
+	c.observe(hns.OpGetLoadBalancer, err)
 	return lb, err
 }
 
 func (c instrumented) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := c.Client.CreateLoadBalancer(ctx, lb)
-	c.observe("create_load_balancer", err)
+	c.observe(hns.OpCreateLoadBalancer, err)
 	return out, err
 }
 
 func (c instrumented) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := c.Client.ModifyLoadBalancer(ctx, id, lb)
-	c.observe("modify_load_balancer", err)
+	c.observe(hns.OpModifyLoadBalancer, err)
 	return out, err
 }
 
 func (c instrumented) DeleteLoadBalancer(ctx context.Context, id string) error {
 	err := c.Client.DeleteLoadBalancer(ctx, id)
-	c.observe("delete_load_balancer", err)
+	c.observe(hns.OpDeleteLoadBalancer, err)
 	return err
 }

@@ -34,7 +34,7 @@ func (windowsClient) ListEndpointIDs(ctx context.Context, networkID string) ([]s
 	}
 	ids, err := enumerate(procEnumerateEndpoints, filter)
 	if err != nil {
-		return nil, translateErr("ListEndpointIDs", networkID, err, ErrEndpointNotFound)
+		return nil, translateErr(OpListEndpointIDs, networkID, err, ErrEndpointNotFound)
 	}
 	return ids, nil
 }
@@ -45,7 +45,7 @@ func (windowsClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) 
 	}
 	ids, err := enumerate(procEnumerateLoadBalancers, nil)
 	if err != nil {
-		return nil, translateErr("ListLoadBalancerIDs", "", err, ErrLoadBalancerNotFound)
+		return nil, translateErr(OpListLoadBalancerIDs, "", err, ErrLoadBalancerNotFound)
 	}
 	return ids, nil
 }

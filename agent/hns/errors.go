@@ -53,7 +53,7 @@ var (
 // Error is an HNS call failure: which operation, on what, which code, and
 // the underlying error of the implementation (if any).
 type Error struct {
-	Op   string // e.g. "CreateLoadBalancer"
+	Op   Op     // e.g. OpCreateLoadBalancer
 	ID   string // object ID or name, when known
 	Kind error  // one of the sentinels, or nil if unclassified
 	Code Code   // 0 if unknown
@@ -61,7 +61,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "hns: " + e.Op
+	s := "hns: " + string(e.Op)
 	if e.ID != "" {
 		s += " " + e.ID
 	}
@@ -121,7 +121,7 @@ func KindForCode(c Code, notFound error) error {
 }
 
 // NewError builds an *Error for op with the given code, classified.
-func NewError(op, id string, c Code, notFound error) *Error {
+func NewError(op Op, id string, c Code, notFound error) *Error {
 	return &Error{Op: op, ID: id, Kind: KindForCode(c, notFound), Code: c}
 }
 

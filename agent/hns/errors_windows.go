@@ -13,7 +13,7 @@ import (
 // translateErr classifies an hcsshim error into this package's vocabulary,
 // keeping the original as the wrapped cause. notFound names the object type
 // the operation was about, for hcsshim's generic not-found answers.
-func translateErr(op, id string, err error, notFound error) error {
+func translateErr(op Op, id string, err error, notFound error) error {
 	e := &Error{Op: op, ID: id, Err: err, Code: codeOf(err)}
 	e.Kind = KindForCode(e.Code, notFound)
 	if e.Kind != nil {

@@ -24,7 +24,7 @@ func (windowsClient) Version(ctx context.Context) (Version, error) {
 	}
 	g, err := hcn.GetGlobals()
 	if err != nil {
-		return Version{}, translateErr("Version", "", err, ErrNotFound)
+		return Version{}, translateErr(OpVersion, "", err, ErrNotFound)
 	}
 	return Version{Major: g.Version.Major, Minor: g.Version.Minor}, nil
 }
@@ -35,7 +35,7 @@ func (windowsClient) GetNetworkByName(ctx context.Context, name string) (Network
 	}
 	n, err := hcn.GetNetworkByName(name)
 	if err != nil {
-		return Network{}, translateErr("GetNetworkByName", name, err, ErrNetworkNotFound)
+		return Network{}, translateErr(OpGetNetworkByName, name, err, ErrNetworkNotFound)
 	}
 	return fromHCNNetwork(n), nil
 }
@@ -52,7 +52,7 @@ func (windowsClient) ListEndpoints(ctx context.Context, networkID string) ([]End
 		eps, err = hcn.ListEndpointsOfNetwork(networkID)
 	}
 	if err != nil {
-		return nil, translateErr("ListEndpoints", networkID, err, ErrNetworkNotFound)
+		return nil, translateErr(OpListEndpoints, networkID, err, ErrNetworkNotFound)
 	}
 	out := make([]Endpoint, 0, len(eps))
 	for i := range eps {
@@ -67,7 +67,7 @@ func (windowsClient) GetEndpointByName(ctx context.Context, name string) (Endpoi
 	}
 	ep, err := hcn.GetEndpointByName(name)
 	if err != nil {
-		return Endpoint{}, translateErr("GetEndpointByName", name, err, ErrEndpointNotFound)
+		return Endpoint{}, translateErr(OpGetEndpointByName, name, err, ErrEndpointNotFound)
 	}
 	return fromHCNEndpoint(ep), nil
 }
@@ -78,13 +78,13 @@ func (windowsClient) CreateEndpoint(ctx context.Context, networkID string, ep En
 	}
 	h, err := toHCNEndpoint(ep)
 	if err != nil {
-		return Endpoint{}, &Error{Op: "CreateEndpoint", ID: ep.Name, Err: err}
+		return Endpoint{}, &Error{Op: OpCreateEndpoint, ID: ep.Name, Err: err}
 	}
 	// The network object only carries the ID: creating needs no network
 	// read (winkernel re-reads it every time, one HNS call per endpoint).
 	created, err := (&hcn.HostComputeNetwork{Id: networkID}).CreateEndpoint(h)
 	if err != nil {
-		return Endpoint{}, translateErr("CreateEndpoint", ep.Name, err, ErrNetworkNotFound)
+		return Endpoint{}, translateErr(OpCreateEndpoint, ep.Name, err, ErrNetworkNotFound)
 	}
 	return fromHCNEndpoint(created), nil
 }
@@ -94,7 +94,7 @@ func (windowsClient) DeleteEndpoint(ctx context.Context, id string) error {
 		return err
 	}
 	if err := (&hcn.HostComputeEndpoint{Id: id}).Delete(); err != nil {
-		return translateErr("DeleteEndpoint", id, err, ErrEndpointNotFound)
+		return translateErr(OpDeleteEndpoint, id, err, ErrEndpointNotFound)
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (windowsClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, err
 	}
 	lbs, err := hcn.ListLoadBalancers()
 	if err != nil {
-		return nil, translateErr("ListLoadBalancers", "", err, ErrLoadBalancerNotFound)
+		return nil, translateErr(OpListLoadBalancers, "", err, ErrLoadBalancerNotFound)
 	}
 	out := make([]LoadBalancer, 0, len(lbs))
 	for i := range lbs {
@@ -120,7 +120,7 @@ func (windowsClient) GetLoadBalancer(ctx context.Context, id string) (LoadBalanc
 	}
 	lb, err := hcn.GetLoadBalancerByID(id)
 	if err != nil {
-		return LoadBalancer{}, translateErr("GetLoadBalancer", id, err, ErrLoadBalancerNotFound)
+		return LoadBalancer{}, translateErr(OpGetLoadBalancer, id, err, ErrLoadBalancerNotFound)
 	}
 	return fromHCNLoadBalancer(lb), nil
 }
@@ -131,7 +131,7 @@ func (windowsClient) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (L
 	}
 	created, err := toHCNLoadBalancer(lb).Create()
 	if err != nil {
-		return LoadBalancer{}, translateErr("CreateLoadBalancer", lb.Frontend().String(), err, ErrEndpointNotFound)
+		return LoadBalancer{}, translateErr(OpCreateLoadBalancer, lb.Frontend().String(), err, ErrEndpointNotFound)
 	}
 	return fromHCNLoadBalancer(created), nil
 }
@@ -144,7 +144,7 @@ func (windowsClient) ModifyLoadBalancer(ctx context.Context, id string, lb LoadB
 	h.Id = id
 	updated, err := h.Update(id)
 	if err != nil {
-		return LoadBalancer{}, translateErr("ModifyLoadBalancer", id, err, ErrLoadBalancerNotFound)
+		return LoadBalancer{}, translateErr(OpModifyLoadBalancer, id, err, ErrLoadBalancerNotFound)
 	}
 	return fromHCNLoadBalancer(updated), nil
 }
@@ -154,7 +154,7 @@ func (windowsClient) DeleteLoadBalancer(ctx context.Context, id string) error {
 		return err
 	}
 	if err := (&hcn.HostComputeLoadBalancer{Id: id}).Delete(); err != nil {
-		return translateErr("DeleteLoadBalancer", id, err, ErrLoadBalancerNotFound)
+		return translateErr(OpDeleteLoadBalancer, id, err, ErrLoadBalancerNotFound)
 	}
 	return nil
 }

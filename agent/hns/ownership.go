@@ -68,7 +68,7 @@ func (o *Owned) CreateEndpoint(ctx context.Context, networkID string, ep Endpoin
 // DeleteEndpoint deletes ep, as listed, if it is winproxy's.
 func (o *Owned) DeleteEndpoint(ctx context.Context, ep Endpoint) error {
 	if !o.OwnsEndpoint(ep) {
-		return &Error{Op: "DeleteEndpoint", ID: ep.ID, Kind: ErrNotOwned}
+		return &Error{Op: OpDeleteEndpoint, ID: ep.ID, Kind: ErrNotOwned}
 	}
 	return o.c.DeleteEndpoint(ctx, ep.ID)
 }
@@ -110,7 +110,7 @@ func (o *Owned) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBa
 func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want LoadBalancer) (LoadBalancer, error) {
 	have := fingerprint(cur)
 	if !o.Ledger.recordedWith(cur.ID, have) {
-		return LoadBalancer{}, &Error{Op: "ModifyLoadBalancer", ID: cur.ID, Kind: ErrNotOwned}
+		return LoadBalancer{}, &Error{Op: OpModifyLoadBalancer, ID: cur.ID, Kind: ErrNotOwned}
 	}
 	proofs := []string{have}
 	if p := fingerprint(want); p != have {
@@ -136,7 +136,7 @@ func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want LoadBalancer) 
 // not-found answer also drops it from the ledger: it is gone either way.
 func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur LoadBalancer) error {
 	if !o.OwnsLoadBalancer(cur) {
-		return &Error{Op: "DeleteLoadBalancer", ID: cur.ID, Kind: ErrNotOwned}
+		return &Error{Op: OpDeleteLoadBalancer, ID: cur.ID, Kind: ErrNotOwned}
 	}
 	err := o.c.DeleteLoadBalancer(ctx, cur.ID)
 	if err == nil || IsNotFound(err) {

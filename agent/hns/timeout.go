@@ -24,7 +24,7 @@ type timeoutClient struct {
 }
 
 // bounded runs call with a deadline and gives up waiting for it when the deadline passes.
-func bounded[T any](ctx context.Context, d time.Duration, op, id string, call func(context.Context) (T, error)) (T, error) {
+func bounded[T any](ctx context.Context, d time.Duration, op Op, id string, call func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	type result struct {
 		v   T
@@ -51,55 +51,55 @@ func bounded[T any](ctx context.Context, d time.Duration, op, id string, call fu
 type none struct{}
 
 func (t timeoutClient) Version(ctx context.Context) (Version, error) {
-	return bounded(ctx, t.d, "Version", "", t.c.Version)
+	return bounded(ctx, t.d, OpVersion, "", t.c.Version)
 }
 
 func (t timeoutClient) GetNetworkByName(ctx context.Context, name string) (Network, error) {
-	return bounded(ctx, t.d, "GetNetworkByName", name, func(ctx context.Context) (Network, error) { return t.c.GetNetworkByName(ctx, name) })
+	return bounded(ctx, t.d, OpGetNetworkByName, name, func(ctx context.Context) (Network, error) { return t.c.GetNetworkByName(ctx, name) })
 }
 
 func (t timeoutClient) ListEndpoints(ctx context.Context, networkID string) ([]Endpoint, error) {
-	return bounded(ctx, t.d, "ListEndpoints", networkID, func(ctx context.Context) ([]Endpoint, error) { return t.c.ListEndpoints(ctx, networkID) })
+	return bounded(ctx, t.d, OpListEndpoints, networkID, func(ctx context.Context) ([]Endpoint, error) { return t.c.ListEndpoints(ctx, networkID) })
 }
 
 func (t timeoutClient) GetEndpointByName(ctx context.Context, name string) (Endpoint, error) {
-	return bounded(ctx, t.d, "GetEndpointByName", name, func(ctx context.Context) (Endpoint, error) { return t.c.GetEndpointByName(ctx, name) })
+	return bounded(ctx, t.d, OpGetEndpointByName, name, func(ctx context.Context) (Endpoint, error) { return t.c.GetEndpointByName(ctx, name) })
 }
 
 func (t timeoutClient) CreateEndpoint(ctx context.Context, networkID string, ep Endpoint) (Endpoint, error) {
-	return bounded(ctx, t.d, "CreateEndpoint", networkID, func(ctx context.Context) (Endpoint, error) { return t.c.CreateEndpoint(ctx, networkID, ep) })
+	return bounded(ctx, t.d, OpCreateEndpoint, networkID, func(ctx context.Context) (Endpoint, error) { return t.c.CreateEndpoint(ctx, networkID, ep) })
 }
 
 func (t timeoutClient) DeleteEndpoint(ctx context.Context, id string) error {
-	_, err := bounded(ctx, t.d, "DeleteEndpoint", id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteEndpoint(ctx, id) })
+	_, err := bounded(ctx, t.d, OpDeleteEndpoint, id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteEndpoint(ctx, id) })
 	return err
 }
 
 func (t timeoutClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, error) {
-	return bounded(ctx, t.d, "ListLoadBalancers", "", t.c.ListLoadBalancers)
+	return bounded(ctx, t.d, OpListLoadBalancers, "", t.c.ListLoadBalancers)
 }
 
 func (t timeoutClient) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
-	return bounded(ctx, t.d, "ListEndpointIDs", networkID, func(ctx context.Context) ([]string, error) { return t.c.ListEndpointIDs(ctx, networkID) })
+	return bounded(ctx, t.d, OpListEndpointIDs, networkID, func(ctx context.Context) ([]string, error) { return t.c.ListEndpointIDs(ctx, networkID) })
 }
 
 func (t timeoutClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
-	return bounded(ctx, t.d, "ListLoadBalancerIDs", "", t.c.ListLoadBalancerIDs)
+	return bounded(ctx, t.d, OpListLoadBalancerIDs, "", t.c.ListLoadBalancerIDs)
 }
 
 func (t timeoutClient) GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error) {
-	return bounded(ctx, t.d, "GetLoadBalancer", id, func(ctx context.Context) (LoadBalancer, error) { return t.c.GetLoadBalancer(ctx, id) })
+	return bounded(ctx, t.d, OpGetLoadBalancer, id, func(ctx context.Context) (LoadBalancer, error) { return t.c.GetLoadBalancer(ctx, id) })
 }
 
 func (t timeoutClient) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error) {
-	return bounded(ctx, t.d, "CreateLoadBalancer", "", func(ctx context.Context) (LoadBalancer, error) { return t.c.CreateLoadBalancer(ctx, lb) })
+	return bounded(ctx, t.d, OpCreateLoadBalancer, "", func(ctx context.Context) (LoadBalancer, error) { return t.c.CreateLoadBalancer(ctx, lb) })
 }
 
 func (t timeoutClient) ModifyLoadBalancer(ctx context.Context, id string, lb LoadBalancer) (LoadBalancer, error) {
-	return bounded(ctx, t.d, "ModifyLoadBalancer", id, func(ctx context.Context) (LoadBalancer, error) { return t.c.ModifyLoadBalancer(ctx, id, lb) })
+	return bounded(ctx, t.d, OpModifyLoadBalancer, id, func(ctx context.Context) (LoadBalancer, error) { return t.c.ModifyLoadBalancer(ctx, id, lb) })
 }
 
 func (t timeoutClient) DeleteLoadBalancer(ctx context.Context, id string) error {
-	_, err := bounded(ctx, t.d, "DeleteLoadBalancer", id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteLoadBalancer(ctx, id) })
+	_, err := bounded(ctx, t.d, OpDeleteLoadBalancer, id, func(ctx context.Context) (none, error) { return none{}, t.c.DeleteLoadBalancer(ctx, id) })
 	return err
 }

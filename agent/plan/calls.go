@@ -131,8 +131,8 @@ type recorder struct {
 	calls  []Call
 }
 
-func (r *recorder) record(op, id, object string, err error) {
-	c := Call{Operation: op, ID: id, Owner: r.owners[strings.ToUpper(id)], Object: object}
+func (r *recorder) record(op hns.Op, id, object string, err error) {
+	c := Call{Operation: string(op), ID: id, Owner: r.owners[strings.ToUpper(id)], Object: object}
 	if err != nil {
 		c.Error = err.Error()
 	}
@@ -145,7 +145,8 @@ func (r *recorder) outcome(id, owner string) string {
 		if c.Error != "" || !strings.EqualFold(c.ID, id) {
 			continue
 		}
-		if strings.HasPrefix(c.Operation, "Delete") {
+		switch hns.Op(c.Operation) {
+		case hns.OpDeleteEndpoint, hns.OpDeleteLoadBalancer:
 			return OutcomeDeleted
 		}
 		return OutcomeModified
@@ -168,7 +169,7 @@ func (r *recorder) endpoints(ctx context.Context) []hnsdump.Endpoint {
 
 func (r *recorder) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
 	out, err := r.Client.CreateEndpoint(ctx, networkID, ep)
-	r.record("CreateEndpoint", "", describeEndpoint(ep), err)
+	r.record(hns.OpCreateEndpoint, "", describeEndpoint(ep), err)
 	return out, err
 }
 
@@ -179,19 +180,19 @@ func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
 		object = describeEndpoint(eps[i].Endpoint)
 	}
 	err := r.Client.DeleteEndpoint(ctx, id)
-	r.record("DeleteEndpoint", id, object, err)
+	r.record(hns.OpDeleteEndpoint, id, object, err)
 	return err
 }
 
 func (r *recorder) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := r.Client.CreateLoadBalancer(ctx, lb)
-	r.record("CreateLoadBalancer", "", describeLB(lb, r.endpoints(ctx)), err)
+	r.record(hns.OpCreateLoadBalancer, "", describeLB(lb, r.endpoints(ctx)), err)
 	return out, err
 }
 
 func (r *recorder) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := r.Client.ModifyLoadBalancer(ctx, id, lb)
-	r.record("ModifyLoadBalancer", id, describeLB(lb, r.endpoints(ctx)), err)
+	r.record(hns.OpModifyLoadBalancer, id, describeLB(lb, r.endpoints(ctx)), err)
 	return out, err
 }
 
@@ -201,7 +202,7 @@ func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
 		object = describeLB(cur, r.endpoints(ctx))
 	}
 	err := r.Client.DeleteLoadBalancer(ctx, id)
-	r.record("DeleteLoadBalancer", id, object, err)
+	r.record(hns.OpDeleteLoadBalancer, id, object, err)
 	return err
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
 
 // Build compiles winproxy-controller and winproxy-agent from the repository at root into dir, so
@@ -223,8 +225,11 @@ func sumMetric(r io.Reader, name string, labels ...string) (float64, error) {
 // HNSWrites is the number of HNS write calls (creates, modifies, deletes) the agent made.
 func (p *Process) HNSWrites() (float64, error) {
 	var total float64
-	for _, op := range []string{"create_endpoint", "delete_endpoint", "create_load_balancer", "modify_load_balancer", "delete_load_balancer"} {
-		v, err := p.Metric("winproxy_agent_hns_calls_total", `operation="`+op+`"`)
+	for _, op := range hns.Ops() {
+		if !op.IsWrite() {
+			continue
+		}
+		v, err := p.Metric("winproxy_agent_hns_calls_total", `operation="`+op.MetricLabel()+`"`)
 		if err != nil {
 			return 0, err
 		}

@@ -25,7 +25,7 @@ func (s *Sim) GetNetworkByName(ctx context.Context, name string) (hns.Network, e
 	err := s.call(ctx, OpGetNetworkByName, name, func(h *host) error {
 		found, ok := h.networkByName(name)
 		if !ok {
-			return hns.NewError(string(OpGetNetworkByName), name, hns.CodeNetworkNotFound, nil)
+			return hns.NewError(OpGetNetworkByName, name, hns.CodeNetworkNotFound, nil)
 		}
 		n = cloneNetwork(found)
 		s.counts.HCN += hcnPerObject
@@ -77,7 +77,7 @@ func (s *Sim) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint,
 				return nil
 			}
 		}
-		return hns.NewError(string(OpGetEndpointByName), name, hns.CodeElementNotFound, hns.ErrEndpointNotFound)
+		return hns.NewError(OpGetEndpointByName, name, hns.CodeElementNotFound, hns.ErrEndpointNotFound)
 	})
 	return ep, err
 }
@@ -87,14 +87,14 @@ func (s *Sim) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpo
 	var out hns.Endpoint
 	err := s.call(ctx, OpCreateEndpoint, ep.Name, func(h *host) error {
 		var err error
-		out, err = s.createEndpoint(h, string(OpCreateEndpoint), networkID, ep)
+		out, err = s.createEndpoint(h, OpCreateEndpoint, networkID, ep)
 		return err
 	})
 	return out, err
 }
 
 // createEndpoint validates and adds an endpoint; shared with AddLocalEndpoint.
-func (s *Sim) createEndpoint(h *host, op, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+func (s *Sim) createEndpoint(h *host, op Op, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
 	n, ok := h.networks[key(networkID)]
 	if !ok {
 		return hns.Endpoint{}, hns.NewError(op, networkID, hns.CodeNetworkNotFound, nil)
@@ -160,7 +160,7 @@ func poolMAC(n uint64) string {
 func (s *Sim) DeleteEndpoint(ctx context.Context, id string) error {
 	return s.call(ctx, OpDeleteEndpoint, id, func(h *host) error {
 		if _, ok := h.endpoints[key(id)]; !ok {
-			return hns.NewError(string(OpDeleteEndpoint), id, hns.CodeElementNotFound, hns.ErrEndpointNotFound)
+			return hns.NewError(OpDeleteEndpoint, id, hns.CodeElementNotFound, hns.ErrEndpointNotFound)
 		}
 		h.removeEndpoint(id)
 		return nil
@@ -198,7 +198,7 @@ func (s *Sim) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer,
 	err := s.call(ctx, OpGetLoadBalancer, id, func(h *host) error {
 		r, ok := h.lbs[key(id)]
 		if !ok {
-			return hns.NewError(string(OpGetLoadBalancer), id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
+			return hns.NewError(OpGetLoadBalancer, id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
 		}
 		out = cloneLB(r.obj)
 		s.counts.HCN += hcnPerObject
@@ -211,7 +211,7 @@ func (s *Sim) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer,
 // HCN_E_PORT_ALREADY_EXISTS.
 func (s *Sim) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	var out hns.LoadBalancer
-	op := string(OpCreateLoadBalancer)
+	op := OpCreateLoadBalancer
 	err := s.call(ctx, OpCreateLoadBalancer, lb.Frontend().String(), func(h *host) error {
 		if err := validateLB(h, op, "", lb); err != nil {
 			return err
@@ -230,7 +230,7 @@ func (s *Sim) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.
 // modify it (hcn/hcnloadbalancer.go), so the open fails first.
 func (s *Sim) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	var out hns.LoadBalancer
-	op := string(OpModifyLoadBalancer)
+	op := OpModifyLoadBalancer
 	err := s.call(ctx, OpModifyLoadBalancer, id, func(h *host) error {
 		r, ok := h.lbs[key(id)]
 		if !ok {
@@ -256,7 +256,7 @@ func (s *Sim) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBala
 // addresses of the wrong family, features the HNS version lacks, unknown
 // backends, and a frontend tuple held by another LB. self is the LB being
 // modified ("" on create).
-func validateLB(h *host, op, self string, lb hns.LoadBalancer) error {
+func validateLB(h *host, op Op, self string, lb hns.LoadBalancer) error {
 	id := self
 	if id == "" {
 		id = lb.Frontend().String()
@@ -293,7 +293,7 @@ func validateLB(h *host, op, self string, lb hns.LoadBalancer) error {
 func (s *Sim) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return s.call(ctx, OpDeleteLoadBalancer, id, func(h *host) error {
 		if _, ok := h.lbs[key(id)]; !ok {
-			return hns.NewError(string(OpDeleteLoadBalancer), id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
+			return hns.NewError(OpDeleteLoadBalancer, id, hns.CodeElementNotFound, hns.ErrLoadBalancerNotFound)
 		}
 		h.removeLB(id)
 		return nil

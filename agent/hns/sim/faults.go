@@ -8,23 +8,24 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
-// Op names a Client method, for counters and fault injection.
-type Op string
+// Op names a Client method, for counters and fault injection: hns.Op, whose
+// constants these are.
+type Op = hns.Op
 
 const (
-	OpVersion             Op = "Version"
-	OpGetNetworkByName    Op = "GetNetworkByName"
-	OpListEndpoints       Op = "ListEndpoints"
-	OpGetEndpointByName   Op = "GetEndpointByName"
-	OpCreateEndpoint      Op = "CreateEndpoint"
-	OpDeleteEndpoint      Op = "DeleteEndpoint"
-	OpListLoadBalancers   Op = "ListLoadBalancers"
-	OpGetLoadBalancer     Op = "GetLoadBalancer"
-	OpCreateLoadBalancer  Op = "CreateLoadBalancer"
-	OpModifyLoadBalancer  Op = "ModifyLoadBalancer"
-	OpDeleteLoadBalancer  Op = "DeleteLoadBalancer"
-	OpListEndpointIDs     Op = "ListEndpointIDs"
-	OpListLoadBalancerIDs Op = "ListLoadBalancerIDs"
+	OpVersion             = hns.OpVersion
+	OpGetNetworkByName    = hns.OpGetNetworkByName
+	OpListEndpoints       = hns.OpListEndpoints
+	OpGetEndpointByName   = hns.OpGetEndpointByName
+	OpCreateEndpoint      = hns.OpCreateEndpoint
+	OpDeleteEndpoint      = hns.OpDeleteEndpoint
+	OpListLoadBalancers   = hns.OpListLoadBalancers
+	OpGetLoadBalancer     = hns.OpGetLoadBalancer
+	OpCreateLoadBalancer  = hns.OpCreateLoadBalancer
+	OpModifyLoadBalancer  = hns.OpModifyLoadBalancer
+	OpDeleteLoadBalancer  = hns.OpDeleteLoadBalancer
+	OpListEndpointIDs     = hns.OpListEndpointIDs
+	OpListLoadBalancerIDs = hns.OpListLoadBalancerIDs
 )
 
 // hcnFixed is what each operation costs in HCN calls through hcsshim v0.15.0 (hcn/*.go), besides
@@ -41,15 +42,6 @@ var hcnFixed = map[Op]int{
 
 // hcnPerObject is the open, query and close hcsshim makes for every object a list returns.
 const hcnPerObject = 3
-
-// IsWrite reports whether the operation changes HNS state.
-func (o Op) IsWrite() bool {
-	switch o {
-	case OpCreateEndpoint, OpDeleteEndpoint, OpCreateLoadBalancer, OpModifyLoadBalancer, OpDeleteLoadBalancer:
-		return true
-	}
-	return false
-}
 
 // Counts is a snapshot of the calls a Sim received (failed ones included:
 // on Windows a failed call costs as much as a successful one).
@@ -167,7 +159,7 @@ func injected(op Op, id string, err error) error {
 	if errors.As(err, &he) {
 		return err
 	}
-	e := &hns.Error{Op: string(op), ID: id, Code: codeForKind(err)}
+	e := &hns.Error{Op: op, ID: id, Code: codeForKind(err)}
 	if k := hns.KindForCode(e.Code, nil); k != nil && errors.Is(err, k) {
 		e.Kind = err // a sentinel (possibly a more specific not-found)
 	} else {

@@ -211,7 +211,7 @@ func (s *Sim) call(ctx context.Context, op Op, id string, f func(h *host) error)
 					return false, injected(op, id, nil)
 				}
 				if h.stopped {
-					return false, hns.NewError(string(op), id, hns.CodeHNSNotRunning, nil)
+					return false, hns.NewError(op, id, hns.CodeHNSNotRunning, nil)
 				}
 				ferr := f(h)
 				return op.IsWrite() && ferr == nil, ferr
