@@ -253,20 +253,27 @@ type scenario struct {
 	check    func(t *testing.T, d *Desired)
 }
 
+// checkDesired compares what d programs and reports with a scenario's expectations, in the
+// summaries lbs, remotes and reasons give.
+func checkDesired(t *testing.T, d *Desired, wantLBs, wantRemotes, wantProblems []string) {
+	t.Helper()
+	if diff := cmp.Diff(wantLBs, lbs(d)); diff != "" {
+		t.Errorf("load balancers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantRemotes, remotes(d)); diff != "" {
+		t.Errorf("remote endpoints (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantProblems, reasons(d)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
 func run(t *testing.T, cases []scenario) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Compute(Input{NodeName: nodeName, Config: tc.cfg, Services: tc.svcs, EndpointSlices: tc.slices, HNS: tc.view})
-			if diff := cmp.Diff(tc.lbs, lbs(d)); diff != "" {
-				t.Errorf("load balancers (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.remotes, remotes(d)); diff != "" {
-				t.Errorf("remote endpoints (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.problems, reasons(d)); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
+			checkDesired(t, d, tc.lbs, tc.remotes, tc.problems)
 			if tc.check != nil {
 				tc.check(t, d)
 			}

@@ -409,15 +409,7 @@ func TestTopologyOnWindows(t *testing.T) {
 				tc.mutate(&in)
 			}
 			d := Compute(in)
-			if diff := cmp.Diff(tc.lbs, lbs(d)); diff != "" {
-				t.Errorf("load balancers (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.remotes, remotes(d)); diff != "" {
-				t.Errorf("remote endpoints (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.problems, reasons(d)); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
+			checkDesired(t, d, tc.lbs, tc.remotes, tc.problems)
 			if got := d.Effective.TopologyRoutedServices; got != tc.routed {
 				t.Errorf("TopologyRoutedServices = %d, want %d", got, tc.routed)
 			}
