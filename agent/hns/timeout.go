@@ -2,6 +2,7 @@ package hns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -23,29 +24,37 @@ type timeoutClient struct {
 	d time.Duration
 }
 
-// bounded runs call with a deadline and gives up waiting for it when the deadline passes.
-func bounded[T any](ctx context.Context, d time.Duration, op Op, id string, call func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+// bounded runs call with a deadline and gives up waiting for it when the deadline passes. A call
+// that gave up because the deadline passed (a client that honours its context) is the same
+// timeout as one still running.
+func bounded[T any](parent context.Context, d time.Duration, op Op, id string, call func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(parent, d)
+	defer cancel()
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer cancel()
 		v, err := call(ctx)
 		done <- result{v, err}
 	}()
+	var r result
 	select {
-	case r := <-done:
-		return r.v, r.err
+	case r = <-done:
 	case <-ctx.Done():
-		var zero T
-		if ctx.Err() == context.DeadlineExceeded {
-			return zero, &Error{Op: op, ID: id, Kind: ErrTimeout, Err: fmt.Errorf("no answer within %v; the call may still complete", d)}
+		// An answer that came with the deadline is still an answer.
+		select {
+		case r = <-done:
+		default:
+			r.err = ctx.Err()
 		}
-		return zero, ctx.Err()
 	}
+	if r.err != nil && parent.Err() == nil && errors.Is(r.err, context.DeadlineExceeded) {
+		var zero T
+		return zero, &Error{Op: op, ID: id, Kind: ErrTimeout, Err: fmt.Errorf("no answer within %v; the call may still complete", d)}
+	}
+	return r.v, r.err
 }
 
 type none struct{}
