@@ -121,12 +121,46 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
 		return err
 	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	a := newAgent(mgr, opts, hzHost, hzPort, hzDisabled)
+	if err := a.watch(ctx, mgr.GetCache()); err != nil {
 		return err
+	}
+	if err := mgr.AddHealthzCheck("sync-loop", a.liveness); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("first-sync", a.readyCheck); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// No HNS work before every watched kind has been listed once and every object of the
+		// initial lists has reached the handlers: computing from a partial set of Services would
+		// delete the load balancers of the missing ones.
+		if !mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), a.synced...) {
+			return ctx.Err()
+		}
+		a.log.Info("Caches synced, starting to sync HNS")
+		defer a.health.close()
+		a.runner.Run(ctx, a.sync)
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// newManager is the agent's controller-runtime manager: metrics and probes, and a cache of only
+// what the agent reads.
+func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                 scheme,
@@ -148,8 +182,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	return mgr, nil
+}
+
+// newAgent wires the agent: its engine, runner, health servers and the applier on HNS, with
+// timeouts inside and counting outside.
+func newAgent(mgr manager.Manager, opts Options, hzHost string, hzPort int, hzDisabled bool) *agent {
 	a := &agent{
 		opts:    opts,
 		log:     ctrl.Log.WithName("agent").WithValues("node", opts.NodeName),
@@ -176,30 +216,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	// Timeouts inside, counting outside: a call that timed out is counted with result "timeout",
 	// and only calls that returned count as progress of the sync loop.
 	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Progress}, opts.Ledger)
-	if err := a.watch(ctx, mgr.GetCache()); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("sync-loop", a.liveness); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("first-sync", a.readyCheck); err != nil {
-		return err
-	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		// No HNS work before every watched kind has been listed once and every object of the
-		// initial lists has reached the handlers: computing from a partial set of Services would
-		// delete the load balancers of the missing ones.
-		if !mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), a.synced...) {
-			return ctx.Err()
-		}
-		a.log.Info("Caches synced, starting to sync HNS")
-		defer a.health.close()
-		a.runner.Run(ctx, a.sync)
-		return nil
-	})); err != nil {
-		return err
-	}
-	return mgr.Start(ctx)
+	return a
 }
 
 func (a *agent) readyCheck(*http.Request) error {
