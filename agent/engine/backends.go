@@ -49,20 +49,11 @@ type backendSelection struct {
 func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
 	c := s.c
 	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.nodeName)
-	mode := topologyNone
-	if c.topology && usesClusterSet(p) {
-		var readsZone bool
-		mode, readsZone = c.topologyModeOf(s.endpoints)
-		s.readsZone = s.readsZone || readsZone
-	}
+	mode := s.topologyMode(p)
 	// inTopo says, under a topology, for each backend of b.all whether one
 	// of its endpoints is in it.
 	inTopo, topology := s.inTopology[:0], mode != topologyNone
-	f := readiness{localOnly: p.policy.internalLocal && p.policy.localTrafficDSR}
-	if len(p.ingress) > 0 {
-		// Only services with an ingress IP look at terminating endpoints.
-		f.allTerminating, f.allNonServing = terminatingState(s.endpoints, p.policy.localTrafficDSR)
-	}
+	f := readinessFor(p, s.endpoints)
 	b := backendSelection{availableForLB: !f.allTerminating && !f.allNonServing}
 	if p.port.TargetPort.Type == intstr.Int {
 		b.targetPort = uint16(p.port.TargetPort.IntVal)
@@ -91,34 +82,12 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 			}
 			continue
 		}
-		// pa is the routes' provider address of a backend Kubernetes calls
-		// remote, on overlay.
-		var pa netip.Addr
-		id, held := s.lookup(ep.ip)
-		switch {
-		case held:
-			// A local HNS endpoint wins even when Kubernetes calls the
-			// endpoint remote.
-			be := Backend{IP: ep.ip, Local: true, EndpointID: id}
-			b.all = append(b.all, be)
-			b.local = append(b.local, be)
-			if topology {
-				inTopo = append(inTopo, in)
-			}
-			if c.overlay && !ep.local {
-				pa = c.pa.lookup(ep.ip)
-			}
-		case ep.local:
-			s.report(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
+		pa, ok := s.addBackend(&b, &ep, p.family)
+		if !ok {
 			continue
-		default:
-			var re RemoteEndpoint
-			re, pa = s.remoteBackend(ep.ip, p.family)
-			s.remotes = append(s.remotes, re)
-			b.all = append(b.all, Backend{IP: ep.ip})
-			if topology {
-				inTopo = append(inTopo, in)
-			}
+		}
+		if topology {
+			inTopo = append(inTopo, in)
 		}
 		if c.overlay && !ep.local && nodeOrPublic(ep.ip, pa) {
 			containsNodeOrPublic = true
@@ -139,6 +108,56 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 	}
 	b.sourceVIP = c.sourceVIPFor(p.family, containsNodeOrPublic)
 	p.backendSelection = b
+}
+
+// addBackend adds ep's backend to b: the local HNS endpoint holding its
+// address (which wins even when Kubernetes calls the endpoint remote), else
+// a remote one, whose HNS endpoint is offered in s.remotes. It returns the
+// routes' provider address of a backend Kubernetes calls remote, on
+// overlay, and false for a local endpoint without an HNS endpoint, which is
+// left out.
+func (s *serviceComputer) addBackend(b *backendSelection, ep *endpoint, fam v1alpha1.IPFamily) (pa netip.Addr, ok bool) {
+	c := s.c
+	id, held := s.lookup(ep.ip)
+	switch {
+	case held:
+		be := Backend{IP: ep.ip, Local: true, EndpointID: id}
+		b.all = append(b.all, be)
+		b.local = append(b.local, be)
+		if c.overlay && !ep.local {
+			pa = c.pa.lookup(ep.ip)
+		}
+	case ep.local:
+		s.report(v1alpha1.ReasonLocalEndpointNotFound, "local endpoint %s has no HNS endpoint yet; it is left out", ep.ip)
+		return netip.Addr{}, false
+	default:
+		var re RemoteEndpoint
+		re, pa = s.remoteBackend(ep.ip, fam)
+		s.remotes = append(s.remotes, re)
+		b.all = append(b.all, Backend{IP: ep.ip})
+	}
+	return pa, true
+}
+
+// topologyMode is how the port's cluster set follows topology hints
+// (topology.go); it remembers when the decision read the node's zone.
+func (s *serviceComputer) topologyMode(p *portPlan) topologyMode {
+	if !s.c.topology || !usesClusterSet(p) {
+		return topologyNone
+	}
+	mode, readsZone := s.c.topologyModeOf(s.endpoints)
+	s.readsZone = s.readsZone || readsZone
+	return mode
+}
+
+// readinessFor is the port's readiness filter over its endpoints eps.
+func readinessFor(p *portPlan, eps []endpoint) readiness {
+	f := readiness{localOnly: p.policy.internalLocal && p.policy.localTrafficDSR}
+	if len(p.ingress) > 0 {
+		// Only services with an ingress IP look at terminating endpoints.
+		f.allTerminating, f.allNonServing = terminatingState(eps, p.policy.localTrafficDSR)
+	}
+	return f
 }
 
 // keepInTopology leaves in all, the port's backends (s.inTopology says
