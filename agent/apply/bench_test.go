@@ -141,7 +141,7 @@ func (n *node) sync() sim.Counts {
 			n.b.Fatalf("the change was not programmed from the engine's changes alone: %+v", n.cache.Changes())
 		}
 	} else {
-		r, err = n.app.Sync(context.Background(), n.cl.Network.Name, enginetest.HostMAC, n.compute)
+		r, err = apply.FullSync(context.Background(), n.app, n.cl.Network.Name, enginetest.HostMAC, n.compute)
 	}
 	if err != nil || r.Skipped != "" || len(r.Failures) > 0 {
 		n.b.Fatalf("sync: %v, skipped %q, failures %v", err, r.Skipped, r.Failures)

@@ -63,12 +63,10 @@ func (h *deltaHost) feedAll() {
 // listed runs a full sync from a list, as the agent's periodic one.
 func (h *deltaHost) listed() (Result, error) {
 	h.t.Helper()
-	o, err := h.app.Observe(h.ctx, netName, hostMAC)
-	if err != nil {
-		return Result{}, err
-	}
-	h.inc.SetNode(nodeName, h.cfg, nil, nil, o.View)
-	return h.app.Apply(h.ctx, o, h.inc.Desired())
+	return FullSync(h.ctx, h.app, netName, hostMAC, func(v engine.HNSView) *engine.Desired {
+		h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+		return h.inc.Desired()
+	})
 }
 
 // settle runs full syncs until one leaves HNS as wanted and the engine's

@@ -190,8 +190,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	}
 	var mismatch string
 	compute := func(v engine.HNSView) *engine.Desired {
-		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
-		d := w.cache.Desired()
+		d := w.desired(v)
 		mismatch = w.compareWithCompute(d, v)
 		return d
 	}
@@ -207,7 +206,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 		}
 	}
 	if !done && err == nil {
-		res, err = w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, compute)
+		res, err = w.fullSync(ctx, compute)
 	}
 	if err != nil {
 		return StepResult{}, err
@@ -222,10 +221,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	}
 	// Nothing changed: a second sync writes nothing (the README's
 	// principles: an unchanged sync writes nothing).
-	again, err := w.applier.Sync(ctx, w.c.Network.Name, w.c.HostMAC, func(v engine.HNSView) *engine.Desired {
-		w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
-		return w.cache.Desired()
-	})
+	again, err := w.fullSync(ctx, w.desired)
 	if err != nil {
 		return StepResult{}, err
 	}
@@ -233,6 +229,22 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 		return StepResult{}, fmt.Errorf("winproxy's second sync without changes wrote to HNS: %v", again.Writes)
 	}
 	return w.dump()
+}
+
+// desired is the incremental engine's result with HNS as v shows it, as the agent computes it.
+func (w *winproxyRun) desired(v engine.HNSView) *engine.Desired {
+	w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
+	return w.cache.Desired()
+}
+
+// fullSync is a sync of the agent's that lists HNS (agent/daemon program, when it observes):
+// Observe, the engine's result for the view it read (desired), Apply.
+func (w *winproxyRun) fullSync(ctx context.Context, desired func(engine.HNSView) *engine.Desired) (apply.Result, error) {
+	o, err := w.applier.Observe(ctx, w.c.Network.Name, w.c.HostMAC)
+	if err != nil {
+		return apply.Result{}, err
+	}
+	return w.applier.Apply(ctx, o, desired(o.View))
 }
 
 // compareWithCompute checks the incremental engine's result against the engine as one
