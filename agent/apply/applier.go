@@ -212,21 +212,6 @@ func (a *Applier) observe(ctx context.Context, networkName, hostMAC string) (*Ob
 	return o, nil
 }
 
-// Sync observes HNS, lets compute turn the view into a Desired (e.g. an
-// engine.Cache after SetNode) and applies it. HNS not running skips the
-// sync without touching anything.
-func (a *Applier) Sync(ctx context.Context, networkName, hostMAC string, compute func(engine.HNSView) *engine.Desired) (Result, error) {
-	o, err := a.Observe(ctx, networkName, hostMAC)
-	if err != nil {
-		r := Result{Writes: map[Write]int{}}
-		if hns.IsHNSNotRunning(err) {
-			r.Skipped = SkippedHNSNotRunning
-		}
-		return r, err
-	}
-	return a.Apply(ctx, o, compute(o.View))
-}
-
 func (a *Applier) backoff(key retryKey, err error) {
 	r := a.retries[key]
 	if r == nil {

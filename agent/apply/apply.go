@@ -24,9 +24,8 @@ const (
 
 // Reasons a sync applied nothing.
 const (
-	SkippedHNSNotRunning = "HNSNotRunning"
-	SkippedBlocked       = "Blocked" // the Desired is not programmable; see its Effective.Blocked
-	SkippedSourceVIP     = "SourceVIPEndpointFailed"
+	SkippedBlocked   = "Blocked" // the Desired is not programmable; see its Effective.Blocked
+	SkippedSourceVIP = "SourceVIPEndpointFailed"
 )
 
 // Failure is one object that could not be programmed this sync.
