@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/winproxy/winproxy/agent/healthcheck"
+	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -49,7 +50,7 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 		case r.hnsErr != nil:
 			warn(v1alpha1.ReasonSyncFailed, "the sync stopped on an HNS error: %v", r.hnsErr)
 		default:
-			warn(v1alpha1.ReasonSyncFailed, "%d of %d load balancers programmed; %s", r.result.LBsProgrammed, r.result.LBsDesired, failureSummary(r.result.Failures))
+			warn(v1alpha1.ReasonSyncFailed, "%d of %d load balancers programmed; %s", r.result.LBsProgrammed, r.result.LBsDesired, nodestatus.FailureSummary(r.result.Failures))
 		}
 	}
 	a.lastFailed = failed
@@ -89,14 +90,14 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 func (a *agent) emitHealthEvents(wpn *v1alpha1.WindowsProxyNode, h healthReport, now time.Time, warn func(reason, format string, args ...any)) {
 	prev := a.lastHealth
 	a.lastHealth = h
-	if h.proxyErr != nil && (prev.proxyErr == nil || prev.proxyErr.Error() != h.proxyErr.Error()) {
-		warn(v1alpha1.ReasonHealthCheckPortUnavailable, "the proxy health server cannot listen: %v; load balancers probing this node see it unhealthy", h.proxyErr)
+	if h.ProxyErr != nil && (prev.ProxyErr == nil || prev.ProxyErr.Error() != h.ProxyErr.Error()) {
+		warn(v1alpha1.ReasonHealthCheckPortUnavailable, "the proxy health server cannot listen: %v; load balancers probing this node see it unhealthy", h.ProxyErr)
 	}
 	was := map[string]bool{}
-	for _, f := range prev.failures {
+	for _, f := range prev.Failures {
 		was[failureKey(f)] = true
 	}
-	for _, f := range h.failures {
+	for _, f := range h.Failures {
 		if was[failureKey(f)] || !a.limiter.allow("svc/"+failureKey(f), now) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/healthcheck"
+	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -35,14 +36,7 @@ type healthServers struct {
 }
 
 // healthReport is what the last sync learned about the health servers, for status and events.
-type healthReport struct {
-	// proxyAddr is where the proxy health server listens; proxyErr why it does not.
-	proxyAddr string
-	proxyErr  error
-	services  int
-	failures  []healthcheck.Failure
-	disabled  bool
-}
+type healthReport = nodestatus.Health
 
 // parseHealthzBindAddress accepts kube-proxy's forms: "IP", "IP:port", ":port" and "" (disabled).
 func parseHealthzBindAddress(s string) (host string, port int, disabled bool, err error) {
@@ -78,7 +72,7 @@ func unspecifiedHost(h string) string {
 // servers for the Services that need them.
 func (h *healthServers) sync(cfg v1alpha1.ResolvedProxyConfig, checks map[string]engine.ServiceHealthCheck) healthReport {
 	if h.disabled {
-		return healthReport{disabled: true}
+		return healthReport{Disabled: true}
 	}
 	port := h.port
 	if port == 0 {
@@ -89,15 +83,15 @@ func (h *healthServers) sync(cfg v1alpha1.ResolvedProxyConfig, checks map[string
 	}
 	var r healthReport
 	addr := net.JoinHostPort(h.host, strconv.Itoa(port))
-	if r.proxyErr = h.server.Serve(addr); r.proxyErr == nil {
-		r.proxyAddr = addr
+	if r.ProxyErr = h.server.Serve(addr); r.ProxyErr == nil {
+		r.ProxyAddr = addr
 	}
 	want := make(map[string]healthcheck.Want, len(checks))
 	for name, c := range checks {
 		want[name] = healthcheck.Want{Port: c.Port, LocalEndpoints: c.LocalEndpoints}
 	}
-	r.failures = h.services.Sync(want)
-	r.services = h.services.Listening()
+	r.Failures = h.services.Sync(want)
+	r.Services = h.services.Listening()
 	return r
 }
 

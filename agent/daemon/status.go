@@ -1,24 +1,17 @@
 package daemon
 
 import (
-	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/internal/version"
 )
 
-// syncReport is what one sync learned, the input of the status.
+// syncReport is what one sync learned, the input of the status and of the events, as the sync
+// loop fills it in.
 type syncReport struct {
 	// hnsErr is set when the sync could not read HNS or stopped part-way (not running, or another
 	// failure).
@@ -33,240 +26,18 @@ type syncReport struct {
 	duration  time.Duration
 }
 
-// buildStatus computes the WindowsProxyNode status from a sync report. It keeps condition
-// transition times from prev, and keeps prev's lastSyncTime and duration unless something else in
-// the status changed: a quiet periodic sync then yields an identical status and no API write.
+// buildStatus computes the WindowsProxyNode status from a sync report: nodestatus.Build, which
+// `winproxy-agent plan` shows too.
 func buildStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
-	if r.hnsErr != nil {
-		return hnsFailedStatus(prev, wpn, r)
-	}
-	st := v1alpha1.WindowsProxyNodeStatus{
-		ObservedHash:   wpn.Spec.Hash,
-		ProgrammedHash: prev.ProgrammedHash,
-		AgentVersion:   version.Version,
-		Conditions:     slices.Clone(prev.Conditions),
-	}
-	c := conditionsOf(&st, wpn, r)
-	setHealth(&st, c, r)
-	e := r.effective
-	if !e.Programmable {
-		e = nothingInEffect(e)
-	}
-	st.Network = e.Network
-	st.SourceVIP = e.SourceVIP
-	st.DSR = e.DSR
-	st.IPFamilies = e.IPFamilies
-	st.IPFamiliesText = familiesText(e.IPFamilies)
-	st.HNS = v1alpha1.HNSStatus{Version: fmt.Sprintf("%d.%d", r.version.Major, r.version.Minor), Capabilities: capabilityNames(hns.CapabilitiesFor(r.version)), WindowsBuild: r.windows}
-	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(r.result.LBsDesired), Programmed: int32(r.result.LBsProgrammed), Failed: int32(r.result.LBsFailed)}
-	st.RemoteEndpoints = int32(r.result.RemoteEndpoints)
-	st.TopologyRoutedServices = int32(e.TopologyRoutedServices)
-	setEffects(c, e)
-	if setProgrammed(c, e, r) {
-		st.ProgrammedHash = wpn.Spec.Hash
-	}
-	return withSyncTime(prev, st, r)
+	return nodestatus.Build(prev, wpn, r.sync())
 }
 
-// hnsFailedStatus is the status after a sync HNS stopped: nothing new is known, so what was
-// reported is kept, and Programmed and Degraded say why nothing is programmed now.
-func hnsFailedStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) v1alpha1.WindowsProxyNodeStatus {
-	st := *prev.DeepCopy()
-	st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
-	c := conditionsOf(&st, wpn, r)
-	reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync stopped on an HNS error: %v; the agent retries with backoff", r.hnsErr)
-	if hns.IsHNSNotRunning(r.hnsErr) {
-		reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
+// sync is the report as nodestatus reads it.
+func (r syncReport) sync() nodestatus.Sync {
+	h := r.health
+	return nodestatus.Sync{
+		HNSErr: r.hnsErr, Version: r.version, WindowsBuild: r.windows,
+		Effective: r.effective, Result: r.result, Problems: r.problems,
+		Health: &h, Finished: r.finished, Duration: r.duration,
 	}
-	c.set(v1alpha1.ConditionProgrammed, false, reason, msg)
-	c.set(v1alpha1.ConditionDegraded, true, reason, msg)
-	setHealth(&st, c, r)
-	return withSyncTime(prev, st, r)
-}
-
-// nodeConditions sets the conditions of a WindowsProxyNode's status, observed at its generation
-// as of a sync.
-type nodeConditions struct {
-	list *[]metav1.Condition
-	gen  int64
-	at   time.Time
-}
-
-func conditionsOf(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, r syncReport) nodeConditions {
-	return nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: r.finished}
-}
-
-func (c nodeConditions) setStatus(condType string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(c.list, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.gen,
-		LastTransitionTime: metav1.NewTime(c.at.Truncate(time.Second)),
-	})
-}
-
-// set sets a condition True or False.
-func (c nodeConditions) set(condType string, ok bool, reason, msg string) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	c.setStatus(condType, status, reason, msg)
-}
-
-// setHealth reports the health servers: their addresses and HealthCheckServing.
-func setHealth(st *v1alpha1.WindowsProxyNodeStatus, c nodeConditions, r syncReport) {
-	st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: r.health.proxyAddr, ServiceHealthServers: int32(r.health.services)}
-	ok, reason, msg := healthCondition(r.health)
-	c.set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
-}
-
-// setEffects sets the conditions about what is in effect on the node. While nothing is
-// programmed, what the node would do once programmable is no claim about what it does now:
-// those conditions are Unknown.
-func setEffects(c nodeConditions, e engine.Effective) {
-	c.set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
-	if e.Programmable || !e.SourceVIPReady.True {
-		c.set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
-	} else {
-		c.setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
-	}
-	if e.Programmable {
-		c.set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
-		c.set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
-	} else {
-		c.setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
-		c.setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
-	}
-}
-
-// setProgrammed sets Programmed and Degraded from the sync's result, and reports whether the
-// node now runs its spec as wanted.
-func setProgrammed(c nodeConditions, e engine.Effective, r syncReport) bool {
-	switch {
-	case !e.Programmable:
-		reason := e.Blocked.Reason
-		if reason == "" {
-			reason = v1alpha1.ReasonWaitingForNetwork
-		}
-		c.set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
-		c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
-		return false
-	case r.result.LBsFailed > 0 || len(r.result.Failures) > 0:
-		msg := fmt.Sprintf("%d of %d load balancers programmed; %s; failed objects are retried with backoff", r.result.LBsProgrammed, r.result.LBsDesired, failureSummary(r.result.Failures))
-		c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
-		c.set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
-		return false
-	}
-	msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", r.result.LBsProgrammed, r.result.RemoteEndpoints)
-	if n := len(r.problems); n > 0 {
-		msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(r.problems[0]), r.problems[0].Message)
-	}
-	c.set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
-	c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
-	return true
-}
-
-func familiesText(fams []v1alpha1.IPFamily) string {
-	s := make([]string, len(fams))
-	for i, f := range fams {
-		s[i] = string(f)
-	}
-	return strings.Join(s, ",")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// nothingInEffect is what a node that programs nothing this sync has in effect: no IP family, no
-// DSR, no source VIP. Its network and the reason it is blocked stay.
-func nothingInEffect(e engine.Effective) engine.Effective {
-	e.IPFamilies = nil
-	e.DSR.Active = false
-	e.SourceVIP = v1alpha1.SourceVIPStatus{}
-	e.TopologyRoutedServices = 0
-	if e.Blocked.Reason == "" {
-		e.Blocked.Reason = v1alpha1.ReasonWaitingForNetwork
-	}
-	return e
-}
-
-func notProgrammed(e engine.Effective) string {
-	return "nothing is programmed: " + e.Blocked.Message
-}
-
-// healthCondition is the HealthCheckServing condition of a sync's health report.
-func healthCondition(h healthReport) (bool, string, string) {
-	switch {
-	case h.disabled:
-		return false, v1alpha1.ReasonHealthCheckDisabled, "--healthz-bind-address is empty: no proxy or service health server runs, so load balancers that probe this node see it unhealthy"
-	case h.proxyErr != nil || len(h.failures) > 0:
-		return false, v1alpha1.ReasonHealthCheckPortUnavailable, healthFailureSummary(h)
-	}
-	return true, v1alpha1.ReasonHealthCheckListening, fmt.Sprintf("proxy health server on %s and %d service health servers listening", h.proxyAddr, h.services)
-}
-
-// healthFailureSummary names the health servers that cannot listen, bounded: a node with many
-// failing ports must not grow its status without limit.
-func healthFailureSummary(h healthReport) string {
-	var parts []string
-	if h.proxyErr != nil {
-		parts = append(parts, fmt.Sprintf("proxy health server: %v", h.proxyErr))
-	}
-	for i, f := range h.failures {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more service health servers", len(h.failures)-i))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("service %s health server on port %d: %v", f.Service, f.Port, f.Err))
-	}
-	return strings.Join(parts, "; ") + "; retried every sync"
-}
-
-// withSyncTime stamps the sync time and duration only when the rest of the status changed.
-func withSyncTime(prev, st v1alpha1.WindowsProxyNodeStatus, r syncReport) v1alpha1.WindowsProxyNodeStatus {
-	st.LastSyncTime, st.LastSyncDurationMilliseconds = prev.LastSyncTime, prev.LastSyncDurationMilliseconds
-	if st.LastSyncTime != nil && equality.Semantic.DeepEqual(prev, st) {
-		return st
-	}
-	t := metav1.NewTime(r.finished.Truncate(time.Second))
-	st.LastSyncTime, st.LastSyncDurationMilliseconds = &t, r.duration.Milliseconds()
-	return st
-}
-
-func failureSummary(fs []apply.Failure) string {
-	if len(fs) == 0 {
-		return "no error recorded"
-	}
-	s := fmt.Sprintf("%s: %v", fs[0].Object, fs[0].Err)
-	if len(fs) > 1 {
-		s += " (and " + strconv.Itoa(len(fs)-1) + " more)"
-	}
-	return s
-}
-
-func problemSubject(p engine.Problem) string {
-	if p.Service == "" {
-		return "node"
-	}
-	return "service " + p.Service
-}
-
-// capabilityNames lists the HNS capabilities the agent relies on that the version has.
-func capabilityNames(c hns.Capabilities) []string {
-	var out []string
-	for _, n := range []struct {
-		ok   bool
-		name string
-	}{
-		{c.RemoteSubnet, "RemoteSubnet"}, {c.DSR, "DSR"}, {c.IPv6DualStack, "IPv6DualStack"},
-		{c.SessionAffinity, "SessionAffinity"}, {c.ModifyLoadBalancer, "ModifyLoadBalancer"},
-	} {
-		if n.ok {
-			out = append(out, n.name)
-		}
-	}
-	return out
 }

@@ -1,0 +1,299 @@
+// Package nodestatus builds the WindowsProxyNode status from what one sync computed (the engine's
+// Effective and problems), programmed (the applier's Result) and observed (HNS, the health
+// servers). It reads and writes nothing: the agent writes the status it returns, and
+// `winproxy-agent plan` shows it, so a plan shows the status the agent would write.
+package nodestatus
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/healthcheck"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/version"
+)
+
+// Sync is what one sync learned, the input of the status.
+type Sync struct {
+	// HNSErr is set when the sync could not read HNS or stopped part-way (not running, or another
+	// failure).
+	HNSErr error
+	// Version is the HNS version; WindowsBuild the host's Windows build, when known.
+	Version      hns.Version
+	WindowsBuild string
+	// Effective and Problems are the engine's; Result is what the applier programmed of it.
+	Effective engine.Effective
+	Result    apply.Result
+	Problems  []engine.Problem
+	// Health is what the health servers did; nil when nothing is known of them (a plan runs
+	// none): the status then keeps HealthCheckServing and the health-check addresses it had.
+	Health *Health
+	// Finished is when the sync ended, Duration how long it took.
+	Finished time.Time
+	Duration time.Duration
+}
+
+// Health is what a sync learned about the health servers.
+type Health struct {
+	// ProxyAddr is where the proxy health server listens; ProxyErr why it does not.
+	ProxyAddr string
+	ProxyErr  error
+	// Services is how many service health servers listen; Failures those that cannot.
+	Services int
+	Failures []healthcheck.Failure
+	// Disabled is set when --healthz-bind-address turned the health servers off.
+	Disabled bool
+}
+
+// Build computes the WindowsProxyNode status from a sync. It keeps condition transition times
+// from prev, and keeps prev's lastSyncTime and duration unless something else in the status
+// changed: a quiet periodic sync then yields an identical status and no API write.
+func Build(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) v1alpha1.WindowsProxyNodeStatus {
+	if s.HNSErr != nil {
+		return hnsFailedStatus(prev, wpn, s)
+	}
+	st := v1alpha1.WindowsProxyNodeStatus{
+		ObservedHash:   wpn.Spec.Hash,
+		ProgrammedHash: prev.ProgrammedHash,
+		AgentVersion:   version.Version,
+		Conditions:     slices.Clone(prev.Conditions),
+	}
+	c := conditionsOf(&st, wpn, s)
+	setHealth(&st, c, s)
+	e := s.Effective
+	if !e.Programmable {
+		e = nothingInEffect(e)
+	}
+	st.Network = e.Network
+	st.SourceVIP = e.SourceVIP
+	st.DSR = e.DSR
+	st.IPFamilies = e.IPFamilies
+	st.IPFamiliesText = FamiliesText(e.IPFamilies)
+	st.HNS = v1alpha1.HNSStatus{Version: fmt.Sprintf("%d.%d", s.Version.Major, s.Version.Minor), Capabilities: capabilityNames(hns.CapabilitiesFor(s.Version)), WindowsBuild: s.WindowsBuild}
+	st.LoadBalancers = v1alpha1.LoadBalancerCounts{Desired: int32(s.Result.LBsDesired), Programmed: int32(s.Result.LBsProgrammed), Failed: int32(s.Result.LBsFailed)}
+	st.RemoteEndpoints = int32(s.Result.RemoteEndpoints)
+	st.TopologyRoutedServices = int32(e.TopologyRoutedServices)
+	setEffects(c, e)
+	if setProgrammed(c, e, s) {
+		st.ProgrammedHash = wpn.Spec.Hash
+	}
+	return withSyncTime(prev, st, s)
+}
+
+// hnsFailedStatus is the status after a sync HNS stopped: nothing new is known, so what was
+// reported is kept, and Programmed and Degraded say why nothing is programmed now.
+func hnsFailedStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) v1alpha1.WindowsProxyNodeStatus {
+	st := *prev.DeepCopy()
+	st.ObservedHash, st.AgentVersion = wpn.Spec.Hash, version.Version
+	c := conditionsOf(&st, wpn, s)
+	reason, msg := v1alpha1.ReasonSyncFailed, fmt.Sprintf("the last sync stopped on an HNS error: %v; the agent retries with backoff", s.HNSErr)
+	if hns.IsHNSNotRunning(s.HNSErr) {
+		reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
+	}
+	c.set(v1alpha1.ConditionProgrammed, false, reason, msg)
+	c.set(v1alpha1.ConditionDegraded, true, reason, msg)
+	setHealth(&st, c, s)
+	return withSyncTime(prev, st, s)
+}
+
+// nodeConditions sets the conditions of a WindowsProxyNode's status, observed at its generation
+// as of a sync.
+type nodeConditions struct {
+	list *[]metav1.Condition
+	gen  int64
+	at   time.Time
+}
+
+func conditionsOf(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) nodeConditions {
+	return nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: s.Finished}
+}
+
+func (c nodeConditions) setStatus(condType string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(c.list, metav1.Condition{
+		Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.gen,
+		LastTransitionTime: metav1.NewTime(c.at.Truncate(time.Second)),
+	})
+}
+
+// set sets a condition True or False.
+func (c nodeConditions) set(condType string, ok bool, reason, msg string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	c.setStatus(condType, status, reason, msg)
+}
+
+// setHealth reports the health servers: their addresses and HealthCheckServing.
+func setHealth(st *v1alpha1.WindowsProxyNodeStatus, c nodeConditions, s Sync) {
+	if s.Health == nil {
+		return
+	}
+	st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: s.Health.ProxyAddr, ServiceHealthServers: int32(s.Health.Services)}
+	ok, reason, msg := healthCondition(*s.Health)
+	c.set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
+}
+
+// setEffects sets the conditions about what is in effect on the node. While nothing is
+// programmed, what the node would do once programmable is no claim about what it does now:
+// those conditions are Unknown.
+func setEffects(c nodeConditions, e engine.Effective) {
+	c.set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
+	if e.Programmable || !e.SourceVIPReady.True {
+		c.set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
+	} else {
+		c.setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+	}
+	if e.Programmable {
+		c.set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
+		c.set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+	} else {
+		c.setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+	}
+}
+
+// setProgrammed sets Programmed and Degraded from the sync's result, and reports whether the
+// node now runs its spec as wanted.
+func setProgrammed(c nodeConditions, e engine.Effective, s Sync) bool {
+	switch {
+	case !e.Programmable:
+		reason := e.Blocked.Reason
+		if reason == "" {
+			reason = v1alpha1.ReasonWaitingForNetwork
+		}
+		c.set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
+		c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
+		return false
+	case s.Result.LBsFailed > 0 || len(s.Result.Failures) > 0:
+		msg := fmt.Sprintf("%d of %d load balancers programmed; %s; failed objects are retried with backoff", s.Result.LBsProgrammed, s.Result.LBsDesired, FailureSummary(s.Result.Failures))
+		c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
+		c.set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
+		return false
+	}
+	msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", s.Result.LBsProgrammed, s.Result.RemoteEndpoints)
+	if n := len(s.Problems); n > 0 {
+		msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(s.Problems[0]), s.Problems[0].Message)
+	}
+	c.set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
+	c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
+	return true
+}
+
+// FamiliesText is the families as the status writes them in ipFamiliesText: "IPv4,IPv6".
+func FamiliesText(fams []v1alpha1.IPFamily) string {
+	s := make([]string, len(fams))
+	for i, f := range fams {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ",")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// nothingInEffect is what a node that programs nothing this sync has in effect: no IP family, no
+// DSR, no source VIP. Its network and the reason it is blocked stay.
+func nothingInEffect(e engine.Effective) engine.Effective {
+	e.IPFamilies = nil
+	e.DSR.Active = false
+	e.SourceVIP = v1alpha1.SourceVIPStatus{}
+	e.TopologyRoutedServices = 0
+	if e.Blocked.Reason == "" {
+		e.Blocked.Reason = v1alpha1.ReasonWaitingForNetwork
+	}
+	return e
+}
+
+func notProgrammed(e engine.Effective) string {
+	return "nothing is programmed: " + e.Blocked.Message
+}
+
+// healthCondition is the HealthCheckServing condition of a sync's health report.
+func healthCondition(h Health) (bool, string, string) {
+	switch {
+	case h.Disabled:
+		return false, v1alpha1.ReasonHealthCheckDisabled, "--healthz-bind-address is empty: no proxy or service health server runs, so load balancers that probe this node see it unhealthy"
+	case h.ProxyErr != nil || len(h.Failures) > 0:
+		return false, v1alpha1.ReasonHealthCheckPortUnavailable, healthFailureSummary(h)
+	}
+	return true, v1alpha1.ReasonHealthCheckListening, fmt.Sprintf("proxy health server on %s and %d service health servers listening", h.ProxyAddr, h.Services)
+}
+
+// healthFailureSummary names the health servers that cannot listen, bounded: a node with many
+// failing ports must not grow its status without limit.
+func healthFailureSummary(h Health) string {
+	var parts []string
+	if h.ProxyErr != nil {
+		parts = append(parts, fmt.Sprintf("proxy health server: %v", h.ProxyErr))
+	}
+	for i, f := range h.Failures {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more service health servers", len(h.Failures)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("service %s health server on port %d: %v", f.Service, f.Port, f.Err))
+	}
+	return strings.Join(parts, "; ") + "; retried every sync"
+}
+
+// withSyncTime stamps the sync time and duration only when the rest of the status changed.
+func withSyncTime(prev, st v1alpha1.WindowsProxyNodeStatus, s Sync) v1alpha1.WindowsProxyNodeStatus {
+	st.LastSyncTime, st.LastSyncDurationMilliseconds = prev.LastSyncTime, prev.LastSyncDurationMilliseconds
+	if st.LastSyncTime != nil && equality.Semantic.DeepEqual(prev, st) {
+		return st
+	}
+	t := metav1.NewTime(s.Finished.Truncate(time.Second))
+	st.LastSyncTime, st.LastSyncDurationMilliseconds = &t, s.Duration.Milliseconds()
+	return st
+}
+
+// FailureSummary names the first object a sync failed to program, and how many more failed.
+func FailureSummary(fs []apply.Failure) string {
+	if len(fs) == 0 {
+		return "no error recorded"
+	}
+	s := fmt.Sprintf("%s: %v", fs[0].Object, fs[0].Err)
+	if len(fs) > 1 {
+		s += " (and " + strconv.Itoa(len(fs)-1) + " more)"
+	}
+	return s
+}
+
+func problemSubject(p engine.Problem) string {
+	if p.Service == "" {
+		return "node"
+	}
+	return "service " + p.Service
+}
+
+// capabilityNames lists the HNS capabilities the agent relies on that the version has.
+func capabilityNames(c hns.Capabilities) []string {
+	var out []string
+	for _, n := range []struct {
+		ok   bool
+		name string
+	}{
+		{c.RemoteSubnet, "RemoteSubnet"}, {c.DSR, "DSR"}, {c.IPv6DualStack, "IPv6DualStack"},
+		{c.SessionAffinity, "SessionAffinity"}, {c.ModifyLoadBalancer, "ModifyLoadBalancer"},
+	} {
+		if n.ok {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
