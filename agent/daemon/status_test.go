@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/engine"
@@ -16,178 +13,40 @@ import (
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
-func okStatus(reason string) engine.Status {
-	return engine.Status{True: true, Reason: reason, Message: reason}
-}
-
-func programmedReport(at time.Time) syncReport {
-	return syncReport{
+// buildStatus hands every fact of the sync report to nodestatus (whose tests cover the status
+// itself).
+func TestBuildStatusReadsTheWholeReport(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	wpn := &v1alpha1.WindowsProxyNode{Spec: v1alpha1.WindowsProxyNodeSpec{Hash: "h1"}}
+	wpn.Generation = 3
+	r := syncReport{
 		version: hns.Version{Major: 13, Minor: 3},
 		windows: "20348",
 		effective: engine.Effective{
-			Network:                v1alpha1.NetworkStatus{Name: "Calico", ID: "n1", Type: "Overlay"},
-			NetworkReady:           okStatus(v1alpha1.ReasonNetworkFound),
-			Programmable:           true,
-			SourceVIP:              v1alpha1.SourceVIPStatus{Address: "10.244.2.2", Origin: v1alpha1.SourceVIPOriginEndpoint},
-			SourceVIPReady:         okStatus(v1alpha1.ReasonSourceVIPFound),
-			DSR:                    v1alpha1.DSRStatus{Requested: true, Active: true},
-			DSRActive:              okStatus(v1alpha1.ReasonDSREnabled),
-			IPFamilies:             []v1alpha1.IPFamily{v1alpha1.IPv4},
-			DualStackDowngraded:    okStatus(v1alpha1.ReasonOverlayNetwork),
-			TopologyRoutedServices: 2,
+			Programmable: true, Network: v1alpha1.NetworkStatus{Name: "Calico"}, IPFamilies: []v1alpha1.IPFamily{v1alpha1.IPv4},
 		},
-		result:   apply.Result{LBsDesired: 9, LBsProgrammed: 9, RemoteEndpoints: 4},
-		finished: at,
-		duration: 12 * time.Millisecond,
+		result:   apply.Result{LBsDesired: 3, LBsProgrammed: 3, RemoteEndpoints: 2},
+		problems: []engine.Problem{{Service: "a/web", Reason: v1alpha1.ReasonMixedTargetPorts, Message: "mixed"}},
+		health:   healthReport{ProxyAddr: "0.0.0.0:10256", Services: 1},
+		finished: t0,
+		duration: 7 * time.Millisecond,
 	}
-}
-
-func wpn() *v1alpha1.WindowsProxyNode {
-	w := &v1alpha1.WindowsProxyNode{Spec: v1alpha1.WindowsProxyNodeSpec{ConfigName: "c", Hash: "h1"}}
-	w.Generation = 3
-	return w
-}
-
-func condition(t *testing.T, st v1alpha1.WindowsProxyNodeStatus, typ string) metav1.Condition {
-	t.Helper()
-	c := meta.FindStatusCondition(st.Conditions, typ)
-	if c == nil {
-		t.Fatalf("no %s condition in %+v", typ, st.Conditions)
-	}
-	return *c
-}
-
-func TestBuildStatusProgrammed(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
-	if st.ObservedHash != "h1" || st.HNS.Version != "13.3" || st.LoadBalancers.Programmed != 9 || st.RemoteEndpoints != 4 || st.TopologyRoutedServices != 2 {
+	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn, r)
+	if st.HNS.Version != "13.3" || st.HNS.WindowsBuild != "20348" || st.Network.Name != "Calico" || st.LoadBalancers.Programmed != 3 ||
+		st.RemoteEndpoints != 2 || st.HealthCheck.ProxyAddress != "0.0.0.0:10256" || st.HealthCheck.ServiceHealthServers != 1 ||
+		st.LastSyncTime == nil || !st.LastSyncTime.Time.Equal(t0) || st.LastSyncDurationMilliseconds != 7 {
 		t.Errorf("status = %+v", st)
 	}
-	if diff := cmp.Diff([]string{"RemoteSubnet", "DSR", "IPv6DualStack", "SessionAffinity"}, st.HNS.Capabilities); diff != "" {
-		t.Errorf("capabilities (-want +got):\n%s", diff)
+	c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgrammed)
+	if c == nil || c.ObservedGeneration != 3 || c.Message != "3 load balancers and 2 remote endpoints programmed; 1 problem, e.g. service a/web: mixed" {
+		t.Errorf("Programmed = %+v", c)
 	}
-	for typ, want := range map[string]metav1.ConditionStatus{
-		v1alpha1.ConditionProgrammed: metav1.ConditionTrue, v1alpha1.ConditionDegraded: metav1.ConditionFalse,
-		v1alpha1.ConditionDSRActive: metav1.ConditionTrue, v1alpha1.ConditionDualStackDowngraded: metav1.ConditionTrue,
-		v1alpha1.ConditionNetworkReady: metav1.ConditionTrue, v1alpha1.ConditionSourceVIPReady: metav1.ConditionTrue,
-	} {
-		if c := condition(t, st, typ); c.Status != want || c.ObservedGeneration != 3 {
-			t.Errorf("%s = %s (generation %d), want %s (generation 3)", typ, c.Status, c.ObservedGeneration, want)
-		}
-	}
-	if st.LastSyncTime == nil || !st.LastSyncTime.Time.Equal(t0) || st.LastSyncDurationMilliseconds != 12 {
-		t.Errorf("sync time = %v %dms", st.LastSyncTime, st.LastSyncDurationMilliseconds)
-	}
-}
-
-// A quiet periodic sync must give the identical status, so the agent writes nothing.
-func TestBuildStatusQuietSyncChangesNothing(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	first := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
-	second := buildStatus(first, wpn(), programmedReport(t0.Add(30*time.Second)))
-	if !equality.Semantic.DeepEqual(first, second) {
-		t.Errorf("a quiet sync changed the status:\n%s", cmp.Diff(first, second))
-	}
-	// A real change stamps the new sync time.
-	r := programmedReport(t0.Add(60 * time.Second))
-	r.result.LBsProgrammed, r.result.LBsDesired = 10, 10
-	third := buildStatus(second, wpn(), r)
-	if !third.LastSyncTime.Time.Equal(t0.Add(60 * time.Second)) {
-		t.Errorf("changed status kept the old sync time %v", third.LastSyncTime)
-	}
-	if c := condition(t, third, v1alpha1.ConditionProgrammed); !c.LastTransitionTime.Time.Equal(t0) {
-		t.Errorf("Programmed stayed True but its transition time moved to %v", c.LastTransitionTime)
-	}
-}
-
-func TestBuildStatusFailures(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	prev := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
-
-	failed := programmedReport(t0.Add(time.Minute))
-	failed.result.LBsProgrammed, failed.result.LBsFailed = 8, 1
-	failed.result.Failures = []apply.Failure{{Object: "IPv4/clusterip 10.0.0.100:80/TCP", Err: errors.New("boom")}}
-	st := buildStatus(prev, wpn(), failed)
-	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonSyncFailed {
-		t.Errorf("Programmed = %+v, want False/SyncFailed", c)
-	}
-	if c := condition(t, st, v1alpha1.ConditionDegraded); c.Status != metav1.ConditionTrue {
-		t.Errorf("Degraded = %+v, want True", c)
+	if meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionHealthCheckServing) == nil {
+		t.Error("no HealthCheckServing: the report's health was lost")
 	}
 
-	down := programmedReport(t0.Add(2 * time.Minute))
-	down.hnsErr = hns.NewError("GetNetworkByName", "Calico", hns.CodeHNSNotRunning, nil)
-	st = buildStatus(prev, wpn(), down)
-	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Reason != v1alpha1.ReasonHNSNotRunning {
-		t.Errorf("Programmed = %+v, want reason HNSNotRunning", c)
-	}
-	if st.LoadBalancers != prev.LoadBalancers || st.SourceVIP != prev.SourceVIP {
-		t.Errorf("HNS down lost what was known: %+v", st)
-	}
-
-	blocked := programmedReport(t0.Add(3 * time.Minute))
-	blocked.effective.Programmable = false
-	blocked.effective.Blocked = engine.Cause{Reason: v1alpha1.ReasonSourceVIPEndpointMissing, Message: "HNS endpoint Calico_ep not found"}
-	st = buildStatus(prev, wpn(), blocked)
-	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Reason != v1alpha1.ReasonSourceVIPEndpointMissing {
-		t.Errorf("Programmed = %+v, want reason SourceVIPEndpointMissing", c)
-	}
-}
-
-// With the network gone nothing is programmed: no condition may claim DSR, a family or a source VIP
-// in effect (issue #11: NetworkNotFound once reported DSRActive=True and both families).
-func TestBuildStatusClaimsNothingWhenNothingIsProgrammed(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	prev := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
-	r := programmedReport(t0.Add(time.Minute))
-	blocked := engine.Cause{Reason: v1alpha1.ReasonNetworkNotFound, Message: `no HNS network is named "Calico"`}
-	r.effective.NetworkReady = engine.Status{Reason: v1alpha1.ReasonNetworkNotFound, Message: blocked.Message}
-	r.effective.Programmable, r.effective.Blocked = false, blocked
-	r.effective.IPFamilies = []v1alpha1.IPFamily{v1alpha1.IPv4, v1alpha1.IPv6}
-	r.effective.DualStackDowngraded = engine.Status{Reason: v1alpha1.ReasonDualStackActive}
-	r.effective.SourceVIPReady = okStatus(v1alpha1.ReasonNotRequired)
-	st := buildStatus(prev, wpn(), r)
-
-	if len(st.IPFamilies) != 0 || st.DSR.Active || st.SourceVIP.Address != "" || st.TopologyRoutedServices != 0 {
-		t.Errorf("families %v, DSR active %v, source VIP %q, %d services routed by topology in effect with nothing programmed",
-			st.IPFamilies, st.DSR.Active, st.SourceVIP.Address, st.TopologyRoutedServices)
-	}
-	for _, typ := range []string{v1alpha1.ConditionDSRActive, v1alpha1.ConditionDualStackDowngraded, v1alpha1.ConditionSourceVIPReady} {
-		if c := condition(t, st, typ); c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonNetworkNotFound {
-			t.Errorf("%s = %s/%s, want Unknown/NetworkNotFound", typ, c.Status, c.Reason)
-		}
-	}
-	if c := condition(t, st, v1alpha1.ConditionProgrammed); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNetworkNotFound {
-		t.Errorf("Programmed = %s/%s, want False/NetworkNotFound", c.Status, c.Reason)
-	}
-	// A source VIP that blocks programming stays False: it says why.
-	r.effective.SourceVIPReady = engine.Status{Reason: v1alpha1.ReasonSourceVIPEndpointMissing}
-	if c := condition(t, buildStatus(prev, wpn(), r), v1alpha1.ConditionSourceVIPReady); c.Status != metav1.ConditionFalse {
-		t.Errorf("a missing source-VIP endpoint: SourceVIPReady = %s, want False", c.Status)
-	}
-}
-
-// programmedHash remembers the last hash programmed completely, through later failures, so the
-// controller can tell a lapse from a node that never took a config without writing anything.
-func TestProgrammedHashSurvivesLapses(t *testing.T) {
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	w := wpn()
-	st := buildStatus(v1alpha1.WindowsProxyNodeStatus{}, w, programmedReport(t0))
-	if st.ProgrammedHash != "h1" {
-		t.Fatalf("programmedHash = %q after programming h1", st.ProgrammedHash)
-	}
-	failed := programmedReport(t0.Add(time.Minute))
-	failed.hnsErr = errors.New("HNS went away")
-	if st = buildStatus(st, w, failed); st.ProgrammedHash != "h1" {
-		t.Errorf("programmedHash = %q after a failed sync, want h1 kept", st.ProgrammedHash)
-	}
-	w.Spec.Hash = "h2"
-	blocked := programmedReport(t0.Add(2 * time.Minute))
-	blocked.effective.Programmable = false
-	if st = buildStatus(st, w, blocked); st.ProgrammedHash != "h1" || st.ObservedHash != "h2" {
-		t.Errorf("a new hash not programmed: programmedHash %q, observedHash %q; want h1, h2", st.ProgrammedHash, st.ObservedHash)
-	}
-	if st = buildStatus(st, w, programmedReport(t0.Add(3*time.Minute))); st.ProgrammedHash != "h2" {
-		t.Errorf("programmedHash = %q after programming h2", st.ProgrammedHash)
+	r.hnsErr = errors.New("HNS went away")
+	if c := meta.FindStatusCondition(buildStatus(st, wpn, r).Conditions, v1alpha1.ConditionProgrammed); c == nil || c.Reason != v1alpha1.ReasonSyncFailed {
+		t.Errorf("after an HNS error, Programmed = %+v", c)
 	}
 }
