@@ -47,13 +47,23 @@ const (
 	OutcomeLeftAlone = "left alone"
 )
 
+// hostRun is what the agent's applier did on the dumped host.
+type hostRun struct {
+	calls    []Call
+	lbs, eps []HostObject
+	// desired is what the engine computed from the host as the applier observed it, result what
+	// the applier reported: a sync's facts for the status.
+	desired *engine.Desired
+	result  apply.Result
+}
+
 // against runs the agent's applier once, as a newly started agent, against a simulated host
 // holding what the dump holds, with the dump's winproxy load balancers in its ledger: the calls
 // it makes are the ones the agent would make on that host.
-func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (calls []Call, lbs, eps []HostObject, err error) {
+func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*hostRun, error) {
 	v, err := d.Version()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	st := sim.State{Profile: simProfile(v, d.Host.WindowsBuild), Networks: d.Networks}
 	owners := map[string]string{}
@@ -68,13 +78,13 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (cal
 	host := sim.MustNew(sim.WithState(st))
 	ledger, err := hns.OpenLedger("")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	owned := hns.NewOwned(host, ledger)
 	for _, lb := range d.LoadBalancers {
 		if lb.Owner == hnsdump.OwnerWinproxy {
 			if err := owned.Adopt(lb.LoadBalancer); err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 		}
 	}
@@ -84,24 +94,26 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (cal
 	a := apply.New(rec, ledger)
 	o, err := a.Observe(ctx, networkName, hostMAC)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	in.HNS = o.View
-	if _, err := a.Apply(ctx, o, engine.Compute(in)); err != nil {
-		return rec.calls, nil, nil, err
+	run := &hostRun{desired: engine.Compute(in)}
+	if run.result, err = a.Apply(ctx, o, run.desired); err != nil {
+		return nil, err
 	}
 
+	run.calls = rec.calls
 	for _, lb := range d.LoadBalancers {
 		outcome := rec.outcome(lb.ID, lb.Owner)
 		if outcome == OutcomeLeftAlone && ledger.Has(lb.ID) {
 			outcome = OutcomeAdopted
 		}
-		lbs = append(lbs, HostObject{ID: lb.ID, Owner: lb.Owner, Object: describeLB(lb.LoadBalancer, d.Endpoints), Outcome: outcome})
+		run.lbs = append(run.lbs, HostObject{ID: lb.ID, Owner: lb.Owner, Object: describeLB(lb.LoadBalancer, d.Endpoints), Outcome: outcome})
 	}
 	for _, ep := range d.Endpoints {
-		eps = append(eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: rec.outcome(ep.ID, ep.Owner)})
+		run.eps = append(run.eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: rec.outcome(ep.ID, ep.Owner)})
 	}
-	return rec.calls, lbs, eps, nil
+	return run, nil
 }
 
 // simProfile is the simulator profile of the dumped host: the built-in one of its Windows build

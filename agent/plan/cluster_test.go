@@ -183,7 +183,7 @@ func TestSampleConfigOnALiveNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without a report, Calico_ep's address is unknown: the agent would wait for the endpoint.
-	if p.Status.Programmable || p.Status.Conditions[len(p.Status.Conditions)-1].Reason != v1alpha1.ReasonSourceVIPEndpointMissing {
+	if p.Status.Programmable || conditionOf(p.Status, v1alpha1.ConditionProgrammed).Reason != v1alpha1.ReasonSourceVIPEndpointMissing {
 		t.Errorf("status = %+v", p.Status)
 	}
 	if _, err := Parse([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n")); err == nil {

@@ -37,12 +37,22 @@ type Plan struct {
 	HostEndpoints     []HostObject `json:"hostEndpoints,omitempty"`
 }
 
-// Status is what the agent would write into WindowsProxyNode.status.
+// Status is what the agent would write into WindowsProxyNode.status after one sync (the agent's
+// own nodestatus.Build), less what only a running agent knows: times, hashes and its health
+// servers.
 type Status struct {
 	Network    v1alpha1.NetworkStatus   `json:"network"`
 	SourceVIP  v1alpha1.SourceVIPStatus `json:"sourceVIP"`
 	DSR        v1alpha1.DSRStatus       `json:"dsr"`
 	IPFamilies []v1alpha1.IPFamily      `json:"ipFamilies"`
+	// HNS is the HNS version, the capabilities the agent relies on that it has and, from a
+	// dump, the Windows build.
+	HNS v1alpha1.HNSStatus `json:"hns"`
+	// LoadBalancers and RemoteEndpoints count what the sync programs: against a dump, what the
+	// agent's applier did there; otherwise every call is assumed to succeed.
+	LoadBalancers          v1alpha1.LoadBalancerCounts `json:"loadBalancers"`
+	RemoteEndpoints        int32                       `json:"remoteEndpoints"`
+	TopologyRoutedServices int32                       `json:"topologyRoutedServices"`
 	// Programmable is false when the agent would leave HNS as it is.
 	Programmable bool        `json:"programmable"`
 	Conditions   []Condition `json:"conditions"`
@@ -108,22 +118,30 @@ func Build(f *File) (*Plan, error) {
 		return nil, err
 	}
 	d := engine.Compute(in)
-	e := d.Effective
 	p := &Plan{
 		SchemaVersion: SchemaVersion, Node: in.NodeName, HNSVersion: v.String(),
-		Status: Status{Network: e.Network, SourceVIP: e.SourceVIP, DSR: e.DSR, IPFamilies: e.IPFamilies, Programmable: e.Programmable,
-			Conditions: []Condition{
-				cond(v1alpha1.ConditionNetworkReady, e.NetworkReady),
-				cond(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady),
-				cond(v1alpha1.ConditionDSRActive, e.DSRActive),
-				cond(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded),
-			}},
 		LoadBalancers: []LoadBalancer{}, RemoteEndpoints: []RemoteEndpoint{}, Problems: []Problem{},
+		Assumptions: f.Assumptions,
 	}
-	if !e.Programmable {
-		p.Status.Conditions = append(p.Status.Conditions, Condition{Type: v1alpha1.ConditionProgrammed, Status: "False",
-			Reason: e.Blocked.Reason, Message: e.Blocked.Message})
+	p.addDesired(d)
+	s := agentSync{version: v, desired: d, result: assumedResult(d)}
+	if f.Dump != nil {
+		run, err := against(f.Dump, in.Config.Network.Name, in.HNS.HostMAC, in)
+		if err != nil {
+			return nil, fmt.Errorf("applying the plan to the dumped host: %w", err)
+		}
+		p.HNSCalls, p.HostLoadBalancers, p.HostEndpoints = run.calls, run.lbs, run.eps
+		if p.HNSCalls == nil {
+			p.HNSCalls = []Call{}
+		}
+		s = agentSync{version: v, windowsBuild: f.Dump.Host.WindowsBuild, desired: run.desired, result: run.result}
 	}
+	p.Status = s.status(f.WindowsProxyNode)
+	return p, nil
+}
+
+// addDesired lists what d programs: its load balancers, the agent's endpoints, and its problems.
+func (p *Plan) addDesired(d *engine.Desired) {
 	for _, lb := range d.SortedLoadBalancers() {
 		p.LoadBalancers = append(p.LoadBalancers, convertLB(lb))
 	}
@@ -143,25 +161,6 @@ func Build(f *File) (*Plan, error) {
 	for _, pr := range d.Problems() {
 		p.Problems = append(p.Problems, Problem(pr))
 	}
-	p.Assumptions = f.Assumptions
-	if f.Dump != nil {
-		p.HNSCalls, p.HostLoadBalancers, p.HostEndpoints, err = against(f.Dump, in.Config.Network.Name, in.HNS.HostMAC, in)
-		if err != nil {
-			return nil, fmt.Errorf("applying the plan to the dumped host: %w", err)
-		}
-		if p.HNSCalls == nil {
-			p.HNSCalls = []Call{}
-		}
-	}
-	return p, nil
-}
-
-func cond(t string, s engine.Status) Condition {
-	st := "False"
-	if s.True {
-		st = "True"
-	}
-	return Condition{Type: t, Status: st, Reason: s.Reason, Message: s.Message}
 }
 
 func convertLB(lb engine.LoadBalancer) LoadBalancer {

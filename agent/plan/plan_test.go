@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 func examplePlan(t *testing.T) *Plan {
@@ -154,5 +157,69 @@ hns: {windowsServer: "2019", network: {name: cbr0, type: L2Bridge}}
 	}
 	if !p.Status.DSR.Requested || !p.Status.DSR.Active || p.Status.Network.Type != "L2Bridge" {
 		t.Errorf("status = %+v", p.Status)
+	}
+}
+
+// conditionOf is the plan's condition of type typ, or the zero Condition.
+func conditionOf(s Status, typ string) Condition {
+	for _, c := range s.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return Condition{}
+}
+
+// TestStatusIsWhatTheAgentWrites: the plan's status is the agent's (nodestatus.Build), for a sync
+// in which every call succeeds, or, against a dump, for the applier's run there; it claims nothing
+// about health servers, which a plan does not run.
+func TestStatusIsWhatTheAgentWrites(t *testing.T) {
+	p := examplePlan(t)
+	var types []string
+	for _, c := range p.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if diff := cmp.Diff([]string{
+		v1alpha1.ConditionNetworkReady, v1alpha1.ConditionSourceVIPReady, v1alpha1.ConditionDSRActive,
+		v1alpha1.ConditionDualStackDowngraded, v1alpha1.ConditionProgrammed, v1alpha1.ConditionDegraded,
+	}, types); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if c := conditionOf(p.Status, v1alpha1.ConditionProgrammed); c.Status != "True" || c.Message != "6 load balancers and 6 remote endpoints programmed" {
+		t.Errorf("Programmed = %+v", c)
+	}
+	if want := (v1alpha1.LoadBalancerCounts{Desired: 6, Programmed: 6}); p.Status.LoadBalancers != want || p.Status.RemoteEndpoints != 6 {
+		t.Errorf("counts %+v, %d remote endpoints; want %+v, 6", p.Status.LoadBalancers, p.Status.RemoteEndpoints, want)
+	}
+
+	// The agent's applier on a host without winproxy's objects programs what the plan assumes.
+	s, host := exampleHost(t, false)
+	ledger, _ := hns.OpenLedger("")
+	got, err := Build(exampleWithDump(t, dumpOf(t, s, host, ledger)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.Status
+	want.Network.ID, want.HNS.WindowsBuild = got.Status.Network.ID, "20348"
+	if diff := cmp.Diff(want, got.Status); diff != "" {
+		t.Errorf("status against the dump (-assumed +applied):\n%s", diff)
+	}
+
+	// Without its network nothing is programmed, and nothing is claimed in effect.
+	f := exampleWithDump(t, dumpOf(t, s, host, ledger))
+	f.Dump = nil
+	f.HNS = Host{Version: "13.3"}
+	if p, err = Build(f); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Status
+	if st.Programmable || st.IPFamilies == nil || len(st.IPFamilies) != 0 || st.DSR.Active || st.LoadBalancers.Failed != st.LoadBalancers.Desired {
+		t.Errorf("status of a node without its network: %+v", st)
+	}
+	if c := conditionOf(st, v1alpha1.ConditionDSRActive); c.Status != "Unknown" || c.Reason != v1alpha1.ReasonNetworkNotFound {
+		t.Errorf("DSRActive = %+v, want Unknown/NetworkNotFound", c)
+	}
+	if c := conditionOf(st, v1alpha1.ConditionProgrammed); c.Status != "False" || !strings.HasSuffix(c.Message, "; load balancers already programmed are left as they are") {
+		t.Errorf("Programmed = %+v", c)
 	}
 }
