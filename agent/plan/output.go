@@ -9,6 +9,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -209,9 +210,23 @@ func (p *Plan) WriteJSON(w io.Writer) error {
 	return enc.Encode(p)
 }
 
-// WriteTable writes the plan for people.
+// WriteTable writes the plan for people: a header, the conditions, then a table of each kind of
+// object.
 func (p *Plan) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	p.writeHeader(tw)
+	p.writeConditions(tw)
+	p.writeLoadBalancers(tw)
+	p.writeEndpoints(tw)
+	p.writeProblems(tw)
+	if p.HNSCalls != nil {
+		p.writeHostRun(tw)
+	}
+	return tw.Flush()
+}
+
+// writeHeader writes the node's network, HNS, source VIP, DSR and families, and what was assumed.
+func (p *Plan) writeHeader(w io.Writer) {
 	s := p.Status
 	net := s.Network.Name
 	if s.Network.Type != "" {
@@ -221,29 +236,31 @@ func (p *Plan) WriteTable(w io.Writer) error {
 	if s.SourceVIP.Origin != "" && s.SourceVIP.Origin != v1alpha1.SourceVIPOriginNone {
 		svip += " from " + string(s.SourceVIP.Origin)
 	}
-	fams := make([]string, len(s.IPFamilies))
-	for i, f := range s.IPFamilies {
-		fams[i] = string(f)
-	}
-	fmt.Fprintf(tw, "Node:\t%s\n", p.Node)
-	fmt.Fprintf(tw, "Network:\t%s\n", net)
-	fmt.Fprintf(tw, "HNS:\t%s\n", p.HNSVersion)
-	fmt.Fprintf(tw, "Source VIP:\t%s\n", svip)
-	fmt.Fprintf(tw, "DSR:\trequested=%v active=%v\n", s.DSR.Requested, s.DSR.Active)
-	fmt.Fprintf(tw, "IP families:\t%s\n", strings.Join(fams, ","))
+	fmt.Fprintf(w, "Node:\t%s\n", p.Node)
+	fmt.Fprintf(w, "Network:\t%s\n", net)
+	fmt.Fprintf(w, "HNS:\t%s\n", p.HNSVersion)
+	fmt.Fprintf(w, "Source VIP:\t%s\n", svip)
+	fmt.Fprintf(w, "DSR:\trequested=%v active=%v\n", s.DSR.Requested, s.DSR.Active)
+	fmt.Fprintf(w, "IP families:\t%s\n", nodestatus.FamiliesText(s.IPFamilies))
 	if !s.Programmable {
-		fmt.Fprintf(tw, "Programmable:\tno: HNS would be left as it is\n")
+		fmt.Fprintf(w, "Programmable:\tno: HNS would be left as it is\n")
 	}
 	for _, a := range p.Assumptions {
-		fmt.Fprintf(tw, "Assumed:\t%s\n", a)
+		fmt.Fprintf(w, "Assumed:\t%s\n", a)
 	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "CONDITION\tSTATUS\tREASON\tMESSAGE")
-	for _, c := range s.Conditions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+}
+
+func (p *Plan) writeConditions(w io.Writer) {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "CONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range p.Status.Conditions {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
-	fmt.Fprintf(tw, "\nLOAD BALANCERS (%d)\n", len(p.LoadBalancers))
-	fmt.Fprintln(tw, "FAMILY\tKIND\tFRONTEND\tTARGET\tFLAGS\tPORT FLAGS\tDISTRIBUTION\tSOURCE VIP\tBACKENDS\tSERVICE")
+}
+
+func (p *Plan) writeLoadBalancers(w io.Writer) {
+	fmt.Fprintf(w, "\nLOAD BALANCERS (%d)\n", len(p.LoadBalancers))
+	fmt.Fprintln(w, "FAMILY\tKIND\tFRONTEND\tTARGET\tFLAGS\tPORT FLAGS\tDISTRIBUTION\tSOURCE VIP\tBACKENDS\tSERVICE")
 	for _, lb := range p.LoadBalancers {
 		be := make([]string, len(lb.Backends))
 		for i, b := range lb.Backends {
@@ -256,44 +273,54 @@ func (p *Plan) WriteTable(w io.Writer) error {
 		if lb.Port != "" {
 			svc += ":" + lb.Port
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s:%d/%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", lb.Family, lb.Kind, or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol,
+		fmt.Fprintf(w, "%s\t%s\t%s:%d/%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", lb.Family, lb.Kind, or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol,
 			lb.InternalPort, named(lb.Flags, lb.FlagNames), named(lb.PortMappingFlags, lb.PortMappingFlagNames), lb.Distribution,
 			or(lb.SourceVIP, "-"), strings.Join(be, ","), or(svc, "-"))
 	}
+}
+
+// writeEndpoints writes the endpoints the agent owns: the source-VIP endpoint first.
+func (p *Plan) writeEndpoints(w io.Writer) {
 	eps := p.RemoteEndpoints
 	if p.SourceVIPEndpoint != nil {
 		eps = append([]RemoteEndpoint{*p.SourceVIPEndpoint}, eps...)
 	}
-	fmt.Fprintf(tw, "\nAGENT ENDPOINTS (%d)\n", len(eps))
-	fmt.Fprintln(tw, "IP\tPURPOSE\tMAC\tPROVIDER ADDRESS")
+	fmt.Fprintf(w, "\nAGENT ENDPOINTS (%d)\n", len(eps))
+	fmt.Fprintln(w, "IP\tPURPOSE\tMAC\tPROVIDER ADDRESS")
 	for _, e := range eps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.IP, e.Purpose, e.MAC, or(e.ProviderAddress, "-"))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.IP, e.Purpose, e.MAC, or(e.ProviderAddress, "-"))
 	}
-	if len(p.Problems) > 0 {
-		fmt.Fprintf(tw, "\nPROBLEMS (%d)\n", len(p.Problems))
-		fmt.Fprintln(tw, "SERVICE\tREASON\tMESSAGE")
-		for _, pr := range p.Problems {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", or(pr.Service, "(node)"), pr.Reason, pr.Message)
+}
+
+func (p *Plan) writeProblems(w io.Writer) {
+	if len(p.Problems) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nPROBLEMS (%d)\n", len(p.Problems))
+	fmt.Fprintln(w, "SERVICE\tREASON\tMESSAGE")
+	for _, pr := range p.Problems {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", or(pr.Service, "(node)"), pr.Reason, pr.Message)
+	}
+}
+
+// writeHostRun writes what the agent would do on the dumped host: its calls, and what becomes of
+// each load balancer and endpoint there.
+func (p *Plan) writeHostRun(w io.Writer) {
+	fmt.Fprintf(w, "\nHNS CALLS AGAINST THE DUMP (%d)\n", len(p.HNSCalls))
+	fmt.Fprintln(w, "CALL\tID\tOWNER\tOBJECT\tERROR")
+	for _, c := range p.HNSCalls {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
+	}
+	for _, host := range []struct {
+		title   string
+		objects []HostObject
+	}{{"HOST LOAD BALANCERS", p.HostLoadBalancers}, {"HOST ENDPOINTS", p.HostEndpoints}} {
+		fmt.Fprintf(w, "\n%s (%d)\n", host.title, len(host.objects))
+		fmt.Fprintln(w, "ID\tOWNER\tOUTCOME\tOBJECT")
+		for _, o := range host.objects {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.ID, o.Owner, o.Outcome, o.Object)
 		}
 	}
-	if p.HNSCalls != nil {
-		fmt.Fprintf(tw, "\nHNS CALLS AGAINST THE DUMP (%d)\n", len(p.HNSCalls))
-		fmt.Fprintln(tw, "CALL\tID\tOWNER\tOBJECT\tERROR")
-		for _, c := range p.HNSCalls {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
-		}
-		for _, host := range []struct {
-			title   string
-			objects []HostObject
-		}{{"HOST LOAD BALANCERS", p.HostLoadBalancers}, {"HOST ENDPOINTS", p.HostEndpoints}} {
-			fmt.Fprintf(tw, "\n%s (%d)\n", host.title, len(host.objects))
-			fmt.Fprintln(tw, "ID\tOWNER\tOUTCOME\tOBJECT")
-			for _, o := range host.objects {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.ID, o.Owner, o.Outcome, o.Object)
-			}
-		}
-	}
-	return tw.Flush()
 }
 
 func named(v uint32, names []string) string {
