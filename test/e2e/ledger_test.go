@@ -42,15 +42,7 @@ func TestLedger(t *testing.T) {
 		if err := agent.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, func() error {
-			if agent.Exited() {
-				return fmt.Errorf("agent exited:\n%s", agent.Tail(20))
-			}
-			if !agent.Ready() {
-				return fmt.Errorf("restarted agent is not ready")
-			}
-			return nil
-		})
+		waitAgentReady(t, agent, 30*time.Second)
 	}
 	quiet := func(t *testing.T) {
 		t.Helper()

@@ -404,12 +404,18 @@ func inClusterAPIAccess(t *testing.T, dir, binDir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(agent.Stop)
-	eventually(t, 60*time.Second, func() error {
+	waitAgentReady(t, agent, 60*time.Second)
+}
+
+// waitAgentReady waits until a started agent process is ready, failing at once if it exits.
+func waitAgentReady(t *testing.T, agent *fleet.Process, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
 		if agent.Exited() {
-			return fmt.Errorf("the agent exited:\n%s", agent.Tail(10))
+			return fmt.Errorf("the agent exited:\n%s", agent.Tail(20))
 		}
 		if !agent.Ready() {
-			return fmt.Errorf("the agent with a node-reachable API server is not ready:\n%s", agent.Tail(5))
+			return fmt.Errorf("the agent is not ready:\n%s", agent.Tail(5))
 		}
 		return nil
 	})

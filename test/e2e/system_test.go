@@ -439,15 +439,7 @@ func TestSystem(t *testing.T) {
 		if err := agent.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, func() error {
-			if agent.Exited() {
-				return fmt.Errorf("agent exited:\n%s", agent.Tail(20))
-			}
-			if !agent.Ready() {
-				return fmt.Errorf("restarted agent is not ready")
-			}
-			return nil
-		})
+		waitAgentReady(t, agent, 30*time.Second)
 		if w := s.writes(t, "win-2022"); w != 0 {
 			t.Errorf("the restarted agent made %v HNS writes, want 0", w)
 		}
