@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configstatus"
 )
 
 // WindowsProxyConfigs are read from the cache as unstructured objects and decoded one by one.
@@ -67,14 +68,14 @@ func (r *WindowsProxyConfigReconciler) readConfigs(ctx context.Context) ([]winpr
 
 // reportInvalidSpec writes, on a config the controller cannot decode, the conditions that say so.
 // Nothing else of it can be trusted, so nothing else is written: the nodes it holds keep their
-// config (see claimants) until the spec is fixed.
+// config (see selection.Claimants) until the spec is fixed.
 func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u *unstructured.Unstructured, decodeErr error) error {
 	var old winproxyv1alpha1.WindowsProxyConfigStatus
 	if st, ok := u.Object["status"].(map[string]any); ok {
 		// A status that cannot be decoded either is rewritten from scratch.
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(st, &old)
 	}
-	msg := truncate(fmt.Sprintf("The controller cannot read the spec: %v. Fix it (e.g. kubectl edit wpc %s); until then the nodes the config holds keep their current config and no other node is selected", decodeErr, u.GetName()), maxConditionMessage)
+	msg := configstatus.Truncate(fmt.Sprintf("The controller cannot read the spec: %v. Fix it (e.g. kubectl edit wpc %s); until then the nodes the config holds keep their current config and no other node is selected", decodeErr, u.GetName()), configstatus.MaxConditionMessage)
 	conds := append([]metav1.Condition(nil), old.Conditions...)
 	now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
 	for _, c := range []struct {
@@ -101,7 +102,7 @@ func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u 
 	}
 	ctrl.LoggerFrom(ctx).Info("Cannot decode WindowsProxyConfig", "error", decodeErr.Error())
 	if c := meta.FindStatusCondition(old.Conditions, winproxyv1alpha1.ConditionStalled); r.recorder != nil && (c == nil || c.Status != metav1.ConditionTrue || c.Reason != winproxyv1alpha1.ReasonInvalidSpec) {
-		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, actionDecode, "%s", truncate(msg, maxEventNote))
+		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, actionDecode, "%s", configstatus.Truncate(msg, maxEventNote))
 	}
 	if err := r.client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("reporting the unreadable spec of WindowsProxyConfig %s: %w", u.GetName(), err)

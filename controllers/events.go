@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configstatus"
 )
 
 // Event reasons (events.k8s.io, regarding the WindowsProxyConfig). A failing node's Warning has
@@ -124,7 +125,7 @@ func (r *WindowsProxyConfigReconciler) recordNodeFailures(cfg *winproxyv1alpha1.
 		if n, ok := byName[p.Name]; ok {
 			related = n
 		}
-		r.recorder.Eventf(cfg, related, corev1.EventTypeWarning, p.Reason, actionRollout, "%s", truncate(fmt.Sprintf("Node %s: %s", p.Name, p.Message), maxEventNote))
+		r.recorder.Eventf(cfg, related, corev1.EventTypeWarning, p.Reason, actionRollout, "%s", configstatus.Truncate(fmt.Sprintf("Node %s: %s", p.Name, p.Message), maxEventNote))
 	}
 }
 
@@ -141,7 +142,7 @@ func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha
 		return
 	}
 	warn := func(reason, action, msg string) {
-		r.recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, action, "%s", truncate(msg, maxEventNote))
+		r.recorder.Eventf(after, nil, corev1.EventTypeWarning, reason, action, "%s", configstatus.Truncate(msg, maxEventNote))
 	}
 	prevReason := ""
 	if prev := meta.FindStatusCondition(before.Status.Conditions, winproxyv1alpha1.ConditionProgressing); prev != nil {
@@ -150,10 +151,10 @@ func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha
 	if cur := meta.FindStatusCondition(after.Status.Conditions, winproxyv1alpha1.ConditionProgressing); cur != nil && cur.Reason != prevReason {
 		switch cur.Reason {
 		case winproxyv1alpha1.ReasonRollingOut:
-			r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutStarted, actionRollout, "%s", truncate(cur.Message, maxEventNote))
+			r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutStarted, actionRollout, "%s", configstatus.Truncate(cur.Message, maxEventNote))
 		case winproxyv1alpha1.ReasonRolloutComplete:
 			if prevReason == winproxyv1alpha1.ReasonRollingOut {
-				r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutCompleted, actionRollout, "%s", truncate(cur.Message, maxEventNote))
+				r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRolloutCompleted, actionRollout, "%s", configstatus.Truncate(cur.Message, maxEventNote))
 			}
 		case winproxyv1alpha1.ReasonRolloutCompleteWithFailures:
 			if prevReason == winproxyv1alpha1.ReasonRollingOut || prevReason == winproxyv1alpha1.ReasonRolloutStalled {
@@ -169,7 +170,7 @@ func (r *WindowsProxyConfigReconciler) emitEvents(before, after *winproxyv1alpha
 	case prevRB == nil || prevRB.Status != metav1.ConditionTrue:
 		warn(eventRolledBack, actionRollout, rb.Message)
 	case prevRB.Reason == winproxyv1alpha1.ReasonRollingBack && rb.Reason == winproxyv1alpha1.ReasonRollbackComplete:
-		r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRollbackCompleted, actionRollout, "%s", truncate(rb.Message, maxEventNote))
+		r.recorder.Eventf(after, nil, corev1.EventTypeNormal, eventRollbackCompleted, actionRollout, "%s", configstatus.Truncate(rb.Message, maxEventNote))
 	}
 	if !meta.IsStatusConditionTrue(before.Status.Conditions, winproxyv1alpha1.ConditionConflicted) &&
 		meta.IsStatusConditionTrue(after.Status.Conditions, winproxyv1alpha1.ConditionConflicted) {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/selection"
 )
 
 // A node changes hands at the pace of the config that takes it over, also when the config that
@@ -36,13 +37,13 @@ import (
 // standbyChanges returns the WindowsProxyNodes cfg must add itself to as a standby owner (another
 // config holds them and cfg claims their node) and those it must leave (it claims their node no
 // more). all are every WindowsProxyNode by name.
-func standbyChanges(cfg *winproxyv1alpha1.WindowsProxyConfig, all map[string]*winproxyv1alpha1.WindowsProxyNode, owned []*corev1.Node, conflicts []conflict) (add, remove []*winproxyv1alpha1.WindowsProxyNode) {
+func standbyChanges(cfg *winproxyv1alpha1.WindowsProxyConfig, all map[string]*winproxyv1alpha1.WindowsProxyNode, owned []*corev1.Node, conflicts []selection.Conflict) (add, remove []*winproxyv1alpha1.WindowsProxyNode) {
 	claimed := make(map[string]bool, len(owned)+len(conflicts))
 	for _, n := range owned {
 		claimed[n.Name] = true
 	}
 	for _, c := range conflicts {
-		claimed[c.node] = true
+		claimed[c.Node] = true
 	}
 	for name, w := range all {
 		switch {
@@ -148,10 +149,10 @@ func (r *WindowsProxyConfigReconciler) nodeOwners(ctx context.Context) (map[stri
 	for i := range wpns.Items {
 		holders[wpns.Items[i].Name] = wpns.Items[i].Spec.ConfigName
 	}
-	sorted := claimants(configs, unreadable, holders)
+	sorted := selection.Claimants(configs, unreadable, holders)
 	out := map[string]string{}
 	for i := range nodes.Items {
-		if o := owner(&nodes.Items[i], sorted); o != "" {
+		if o := selection.Owner(&nodes.Items[i], sorted); o != "" {
 			out[nodes.Items[i].Name] = o
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configstatus"
 )
 
 // These tests replay the hostile inputs of issue #11 that harmed the controller.
@@ -304,7 +305,7 @@ func TestNodeDataNeverFreezesStatus(t *testing.T) {
 		cfg := getConfig(t, "vip")
 		var bad []string
 		for _, p := range cfg.Status.FailingNodes {
-			if !strings.HasPrefix(p.Reason+": "+p.Message, want[p.Name]) || len(p.Message) > maxProblemMessage {
+			if !strings.HasPrefix(p.Reason+": "+p.Message, want[p.Name]) || len(p.Message) > configstatus.MaxProblemMessage {
 				bad = append(bad, p.Name+"/"+p.Reason+": "+p.Message[:min(len(p.Message), 120)])
 			}
 		}

@@ -170,6 +170,7 @@ func TestNodeFailureEventsAreRateLimited(t *testing.T) {
 		return winproxyv1alpha1.NodeProblem{Name: node, Reason: reason, Message: "m"}
 	}
 	gate, vip := winproxyv1alpha1.ReasonFeatureGateDisabled, winproxyv1alpha1.ReasonSourceVIPUnusable
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var f nodeFailures
 	steps := []struct {
 		name     string

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configstatus"
 	"github.com/winproxy/winproxy/controllers/rollout"
 )
 
@@ -71,14 +72,14 @@ func (r *WindowsProxyConfigReconciler) startRollback(ctx context.Context, s *sco
 		StartTime:  metav1.NewTime(now.Truncate(time.Second)),
 	}
 	for _, f := range failures {
-		if len(rb.FailedNodes) == maxListedNodes {
+		if len(rb.FailedNodes) == configstatus.MaxListedNodes {
 			break
 		}
 		v := r.view(s, f.Node)
-		rb.FailedNodes = append(rb.FailedNodes, failureProblem(&v, cfg.Spec.Rollout.ProgressDeadlineSeconds))
+		rb.FailedNodes = append(rb.FailedNodes, configstatus.FailureProblem(&v, cfg.Spec.Rollout.ProgressDeadlineSeconds))
 	}
 	ctrl.LoggerFrom(ctx).Info("Rolling back a config that nodes failed", "generation", cfg.Generation,
-		"toGeneration", cfg.Status.LastGood.Generation, "failedNodes", problemNames(rb.FailedNodes))
+		"toGeneration", cfg.Status.LastGood.Generation, "failedNodes", configstatus.ProblemNames(rb.FailedNodes))
 	s.rollback = rb
 	s.target = r.resolveAll(ctx, &cfg.Status.LastGood.Spec, s.owned)
 	s.plan = rollout.Compute(r.rolloutNodes(s), opts)

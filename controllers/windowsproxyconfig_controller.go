@@ -29,7 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configstatus"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/controllers/selection"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
@@ -136,7 +138,7 @@ type scope struct {
 	// holds, and nothing is written.
 	selectorErr error
 	owned       []*corev1.Node
-	conflicts   []conflict
+	conflicts   []selection.Conflict
 	// takenOver are nodes of this config's WindowsProxyNodes that another config owns now: that
 	// config moves them at its own rollout pace, so they are not deleted here.
 	takenOver map[string]bool
@@ -230,9 +232,9 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	for name, w := range all {
 		holders[name] = w.Spec.ConfigName
 	}
-	_, s.selectorErr = selector(s.config)
-	sorted := claimants(configs, unreadable, holders)
-	s.owned, s.conflicts = partition(s.config.Name, nodes.Items, sorted)
+	_, s.selectorErr = selection.Selector(s.config)
+	sorted := selection.Claimants(configs, unreadable, holders)
+	s.owned, s.conflicts = selection.Partition(s.config.Name, nodes.Items, sorted)
 	owned := make(map[string]bool, len(s.owned))
 	for _, n := range s.owned {
 		owned[n.Name] = true
@@ -240,7 +242,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	s.takenOver = map[string]bool{}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		if holders[n.Name] == s.config.Name && !owned[n.Name] && owner(n, sorted) != "" {
+		if holders[n.Name] == s.config.Name && !owned[n.Name] && selection.Owner(n, sorted) != "" {
 			s.takenOver[n.Name] = true
 		}
 	}
@@ -465,26 +467,26 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 		return nil
 	}
 	cfg := s.config
-	in := &statusInputs{
-		generation:  cfg.Generation,
-		spec:        &cfg.Spec,
-		selectorErr: s.selectorErr,
-		conflicts:   s.conflicts,
-		plan:        s.plan,
-		rollout:     cfg.Spec.Rollout,
-		maxUnavail:  rollout.MaxUnavailable(cfg.Spec.Rollout.MaxUnavailable, len(s.owned)),
-		lastGood:    s.before.Status.LastGood,
-		rollback:    s.rollback,
+	in := &configstatus.Inputs{
+		Generation:     cfg.Generation,
+		Spec:           &cfg.Spec,
+		SelectorErr:    s.selectorErr,
+		Conflicts:      s.conflicts,
+		Plan:           s.plan,
+		Rollout:        cfg.Spec.Rollout,
+		MaxUnavailable: rollout.MaxUnavailable(cfg.Spec.Rollout.MaxUnavailable, len(s.owned)),
+		LastGood:       s.before.Status.LastGood,
+		Rollback:       s.rollback,
 	}
 	for _, n := range s.owned {
-		in.nodes = append(in.nodes, r.view(s, n.Name))
+		in.Nodes = append(in.Nodes, r.view(s, n.Name))
 	}
-	cfg.Status = computeStatus(&s.before.Status, in, r.clock.Now())
+	cfg.Status = configstatus.Compute(&s.before.Status, in, r.clock.Now())
 	if succeeded {
 		cfg.Status.ObservedGeneration = cfg.Generation
 	}
 	recordMetrics(cfg.Name, &cfg.Status)
-	r.recordNodeFailures(cfg, s.before.Status.FailingNodes, failingNodes(in), s.owned)
+	r.recordNodeFailures(cfg, s.before.Status.FailingNodes, configstatus.FailingNodes(in), s.owned)
 	if equality.Semantic.DeepEqual(s.before.Status, cfg.Status) {
 		return nil
 	}
@@ -497,20 +499,22 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 	return nil
 }
 
-func (r *WindowsProxyConfigReconciler) view(s *scope, name string) nodeView {
-	v := nodeView{name: name, desired: s.target[name].hash, err: s.target[name].err, specErr: s.resolved[name].err}
+// view is the owned node name as the status sees it: what it should run, and what its agent
+// reports for what it runs.
+func (r *WindowsProxyConfigReconciler) view(s *scope, name string) configstatus.Node {
+	v := configstatus.Node{Name: name, Desired: s.target[name].hash, Err: s.target[name].err, SpecErr: s.resolved[name].err}
 	w := s.wpns[name]
 	if w == nil || w.Spec.ConfigName != s.config.Name {
 		return v
 	}
-	v.current = w.Spec.Hash
-	v.programmed, _ = agentReport(w)
-	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionProgrammed); !v.programmed && c != nil && c.Status != metav1.ConditionTrue && w.Status.ObservedHash == w.Spec.Hash {
-		v.waitingReason = c.Reason
+	v.Current = w.Spec.Hash
+	v.Programmed, _ = agentReport(w)
+	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionProgrammed); !v.Programmed && c != nil && c.Status != metav1.ConditionTrue && w.Status.ObservedHash == w.Spec.Hash {
+		v.WaitingReason = c.Reason
 	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
-		v.degraded, v.degradedReason, v.degradedMessage = true, c.Reason, c.Message
+		v.Degraded, v.DegradedReason, v.DegradedMessage = true, c.Reason, c.Message
 	}
-	v.downgraded = meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDualStackDowngraded)
+	v.Downgraded = meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDualStackDowngraded)
 	return v
 }

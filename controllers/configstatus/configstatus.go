@@ -1,4 +1,10 @@
-package controllers
+// Package configstatus computes a WindowsProxyConfig's status: its node counts and lists, and one
+// condition each (Accepted, Ready, Progressing, Stalled, Reconciling, Degraded,
+// DualStackDowngraded, Conflicted, RolledBack), each decided by its own function of the same facts.
+// It is a pure function of what one reconcile read and decided (Inputs), so that every condition
+// and message is table-tested here without a control plane; the controller gathers the inputs,
+// writes the result and turns its transitions into events and metrics.
+package configstatus
 
 import (
 	"fmt"
@@ -11,70 +17,75 @@ import (
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/controllers/selection"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
 // Bounds of the lists in status and in condition messages, and of the messages themselves (the
-// CRD's and metav1.Condition's).
+// CRD's and metav1.Condition's). The controller bounds what it writes elsewhere (the failed nodes
+// of a rollback, the condition of a config it cannot decode) by the same numbers.
 const (
-	maxListedNodes      = 10
+	MaxListedNodes      = 10
 	maxNamesInText      = 5
-	maxConditionMessage = 32768
-	maxProblemMessage   = 1024
+	MaxConditionMessage = 32768
+	MaxProblemMessage   = 1024
 )
 
-// nodeView is one owned node as the status sees it, after this reconcile's writes.
-type nodeView struct {
-	name string
-	// err is set when the config the node should run cannot be resolved for it; specErr when the
+// Node is one owned node as the status sees it, after this reconcile's writes.
+type Node struct {
+	Name string
+	// Err is set when the config the node should run cannot be resolved for it; SpecErr when the
 	// spec cannot. They differ during a rollback, when the node should run the last good config.
-	err, specErr *resolve.Error
-	// desired is the hash the node should run; current the hash its WindowsProxyNode carries.
-	desired, current string
-	// programmed and degraded are the agent's report for current.
-	programmed, degraded bool
-	// degradedReason and degradedMessage are the agent's Degraded condition.
-	degradedReason, degradedMessage string
-	// downgraded is the agent's DualStackDowngraded condition.
-	downgraded bool
-	// waitingReason is the reason of the agent's Programmed=False for current, e.g.
+	Err, SpecErr *resolve.Error
+	// Desired is the hash the node should run; Current the hash its WindowsProxyNode carries.
+	Desired, Current string
+	// Programmed and Degraded are the agent's report for Current.
+	Programmed, Degraded bool
+	// DegradedReason and DegradedMessage are the agent's Degraded condition.
+	DegradedReason, DegradedMessage string
+	// Downgraded is the agent's DualStackDowngraded condition.
+	Downgraded bool
+	// WaitingReason is the reason of the agent's Programmed=False for Current, e.g.
 	// NetworkNotFound: why the node is not ready.
-	waitingReason string
+	WaitingReason string
 }
 
-func (n *nodeView) updated() bool { return n.desired != "" && n.current == n.desired }
+func (n *Node) updated() bool { return n.Desired != "" && n.Current == n.Desired }
 
 // waiting names the node in a list of nodes not ready, with the agent's reason when it gave one.
-func (n *nodeView) waiting() string {
-	if n.waitingReason == "" {
-		return n.name
+func (n *Node) waiting() string {
+	if n.WaitingReason == "" {
+		return n.Name
 	}
-	return n.name + " (" + n.waitingReason + ")"
+	return n.Name + " (" + n.WaitingReason + ")"
 }
 
-// statusInputs is everything the status is computed from.
-type statusInputs struct {
-	generation int64
-	// spec is the spec at generation; it becomes status.lastGood once every node programmed it.
-	spec *winproxyv1alpha1.WindowsProxyConfigSpec
-	// selectorErr is set when spec.nodeSelector cannot be parsed.
-	selectorErr error
-	nodes       []nodeView
-	conflicts   []conflict
-	plan        rollout.Plan
-	rollout     winproxyv1alpha1.RolloutSpec
-	maxUnavail  int
-	// lastGood is status.lastGood before this reconcile; rollback the rollback in effect, if any.
-	lastGood *winproxyv1alpha1.LastGoodConfig
-	rollback *winproxyv1alpha1.RollbackStatus
+// Inputs is everything the status is computed from.
+type Inputs struct {
+	Generation int64
+	// Spec is the spec at Generation; it becomes status.lastGood once every node programmed it.
+	Spec *winproxyv1alpha1.WindowsProxyConfigSpec
+	// SelectorErr is set when spec.nodeSelector cannot be parsed.
+	SelectorErr error
+	// Nodes are the nodes the config owns; Conflicts those it selects that older configs own.
+	Nodes     []Node
+	Conflicts []selection.Conflict
+	// Plan is this reconcile's rollout step; Rollout the spec's pace and MaxUnavailable its
+	// budget resolved for len(Nodes).
+	Plan           rollout.Plan
+	Rollout        winproxyv1alpha1.RolloutSpec
+	MaxUnavailable int
+	// LastGood is status.lastGood before this reconcile; Rollback the rollback in effect, if any.
+	LastGood *winproxyv1alpha1.LastGoodConfig
+	Rollback *winproxyv1alpha1.RollbackStatus
 }
 
-// computeStatus returns the config status for in, keeping old's condition transition times
-// where the status did not change. It does not touch observedGeneration. Every message it writes
-// is bounded, whatever the nodes and their agents report, so the status can always be written.
-// computeStatus is the config's status: its counts and lists, and one condition each, each
-// decided by its own function of the same facts (statusBuilder).
-func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInputs, now time.Time) winproxyv1alpha1.WindowsProxyConfigStatus {
+// Compute returns the config status for in: its counts and lists, and one condition each, each
+// decided by its own function of the same facts (statusBuilder). It keeps old's condition
+// transition times where the status did not change, and does not touch observedGeneration, which
+// only the controller knows to advance. Every message it writes is bounded, whatever the nodes
+// and their agents report, so the status can always be written.
+func Compute(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *Inputs, now time.Time) winproxyv1alpha1.WindowsProxyConfigStatus {
 	b := newStatusBuilder(old, in, now)
 	notAccepted, notAcceptedMsg := b.accepted()
 	ready, readyReason, readyMsg := b.ready()
@@ -89,7 +100,7 @@ func computeStatus(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInp
 
 // statusBuilder holds the facts every condition of a config reads, and the status it builds.
 type statusBuilder struct {
-	in  *statusInputs
+	in  *Inputs
 	st  *winproxyv1alpha1.WindowsProxyConfigStatus
 	now time.Time
 	// failing are the nodes with a problem; waiting those not yet programmed on the current
@@ -102,52 +113,52 @@ type statusBuilder struct {
 	shadowed bool
 }
 
-func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *statusInputs, now time.Time) *statusBuilder {
+func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *Inputs, now time.Time) *statusBuilder {
 	st := &winproxyv1alpha1.WindowsProxyConfigStatus{
 		ObservedGeneration: old.ObservedGeneration,
 		Conditions:         append([]metav1.Condition(nil), old.Conditions...),
-		LastGood:           in.lastGood,
-		Rollback:           in.rollback,
+		LastGood:           in.LastGood,
+		Rollback:           in.Rollback,
 	}
-	if in.rollback == nil && in.selectorErr == nil && in.spec != nil && fullyProgrammed(in) {
+	if in.Rollback == nil && in.SelectorErr == nil && in.Spec != nil && fullyProgrammed(in) {
 		// Without the selector, the only part of a spec the CRD does not bound: a rollback
 		// selects with today's, and the copy stays a few hundred kilobytes at most. The rest is
 		// kept as it is, rollout too, which the CRD would default back if it were left out.
-		st.LastGood = &winproxyv1alpha1.LastGoodConfig{Generation: in.generation, Spec: *in.spec.DeepCopy()}
+		st.LastGood = &winproxyv1alpha1.LastGoodConfig{Generation: in.Generation, Spec: *in.Spec.DeepCopy()}
 		st.LastGood.Spec.NodeSelector = nil
 	}
-	b := &statusBuilder{in: in, st: st, now: now, failing: failingNodes(in), selected: len(in.nodes)}
-	b.shadowed = in.selectorErr == nil && b.selected == 0 && len(in.conflicts) > 0
-	for i := range in.nodes {
-		n := &in.nodes[i]
+	b := &statusBuilder{in: in, st: st, now: now, failing: FailingNodes(in), selected: len(in.Nodes)}
+	b.shadowed = in.SelectorErr == nil && b.selected == 0 && len(in.Conflicts) > 0
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
 		st.Nodes.Selected++
 		if n.updated() {
 			st.Nodes.Updated++
-			if n.programmed {
+			if n.Programmed {
 				st.Nodes.Programmed++
 			}
 		}
-		if n.downgraded {
+		if n.Downgraded {
 			st.Nodes.DualStackDowngraded++
-			b.downgraded = append(b.downgraded, n.name)
+			b.downgraded = append(b.downgraded, n.Name)
 		}
-		if !n.updated() || !n.programmed {
+		if !n.updated() || !n.Programmed {
 			b.waiting = append(b.waiting, n.waiting())
 		}
-		if n.specErr != nil {
+		if n.SpecErr != nil {
 			b.unresolved++
-			if resolve.IsFeatureGateReason(n.specErr.Reason) {
+			if resolve.IsFeatureGateReason(n.SpecErr.Reason) {
 				b.gateErrors++
 			}
 		}
 	}
 	st.Nodes.Degraded = int32(len(b.failing))
-	st.FailingNodes = b.failing[:min(len(b.failing), maxListedNodes)]
-	for i, c := range in.conflicts {
-		if i == maxListedNodes {
+	st.FailingNodes = b.failing[:min(len(b.failing), MaxListedNodes)]
+	for i, c := range in.Conflicts {
+		if i == MaxListedNodes {
 			break
 		}
-		st.ConflictingNodes = append(st.ConflictingNodes, c.node)
+		st.ConflictingNodes = append(st.ConflictingNodes, c.Node)
 	}
 	return b
 }
@@ -155,7 +166,7 @@ func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *status
 // set sets one condition, observed at the config's generation.
 func (b *statusBuilder) set(t string, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&b.st.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: truncate(msg, maxConditionMessage), ObservedGeneration: b.in.generation,
+		Type: t, Status: s, Reason: reason, Message: Truncate(msg, MaxConditionMessage), ObservedGeneration: b.in.Generation,
 		LastTransitionTime: metav1.NewTime(b.now.Truncate(time.Second)),
 	})
 }
@@ -164,11 +175,11 @@ func (b *statusBuilder) set(t string, s metav1.ConditionStatus, reason, msg stri
 // the reason and message of a config no node can use, which also make it Stalled.
 func (b *statusBuilder) accepted() (notAccepted, notAcceptedMsg string) {
 	switch {
-	case b.in.selectorErr != nil:
+	case b.in.SelectorErr != nil:
 		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector,
-			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", b.in.selectorErr, b.selected))
+			fmt.Sprintf("spec.nodeSelector is invalid: %v; the %d nodes the config holds keep their current config and no other node is selected until it is fixed", b.in.SelectorErr, b.selected))
 	case b.shadowed:
-		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts))
+		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.Conflicts))
 	case b.selected == 0:
 		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage)
 	case b.unresolved == b.selected:
@@ -176,13 +187,13 @@ func (b *statusBuilder) accepted() (notAccepted, notAcceptedMsg string) {
 		if b.gateErrors == b.selected {
 			notAccepted = winproxyv1alpha1.ReasonInvalidFeatureGates
 		}
-		first := firstUnresolved(b.in.nodes)
-		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", b.selected, first.name, first.specErr.Message)
+		first := firstUnresolved(b.in.Nodes)
+		notAcceptedMsg = fmt.Sprintf("The config cannot be used on any of the %d selected nodes; they keep their last good config. %s: %s", b.selected, first.Name, first.SpecErr.Message)
 		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, notAccepted, notAcceptedMsg)
 	case b.unresolved > 0:
-		first := firstUnresolved(b.in.nodes)
+		first := firstUnresolved(b.in.Nodes)
 		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved,
-			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", b.unresolved, b.selected, first.name, first.specErr.Message))
+			fmt.Sprintf("The config cannot be used on %d of %d nodes, which keep their last good config (see status.failingNodes). %s: %s", b.unresolved, b.selected, first.Name, first.SpecErr.Message))
 	default:
 		b.set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonValid,
 			fmt.Sprintf("The config resolved on all %d selected nodes", b.selected))
@@ -193,11 +204,11 @@ func (b *statusBuilder) accepted() (notAccepted, notAcceptedMsg string) {
 // ready sets Ready: every managed node programmed the current config, and none fails.
 func (b *statusBuilder) ready() (ready bool, readyReason, readyMsg string) {
 	switch {
-	case b.in.selectorErr != nil:
+	case b.in.SelectorErr != nil:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
 	case b.shadowed:
-		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts)
-	case b.in.rollback != nil:
+		readyReason, readyMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.Conflicts)
+	case b.in.Rollback != nil:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackSummary(b.in, b.st.Nodes.Programmed)
 	case b.selected == 0:
 		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonNoNodesSelected, noNodesMessage
@@ -205,7 +216,7 @@ func (b *statusBuilder) ready() (ready bool, readyReason, readyMsg string) {
 		ready, readyReason, readyMsg = true, winproxyv1alpha1.ReasonAllNodesProgrammed, fmt.Sprintf("All %d nodes programmed the current config", b.selected)
 	case len(b.waiting) == 0:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
-			fmt.Sprintf("All %d nodes programmed the current config, but %d report a problem: %s", b.selected, len(b.failing), problemNames(b.failing))
+			fmt.Sprintf("All %d nodes programmed the current config, but %d report a problem: %s", b.selected, len(b.failing), ProblemNames(b.failing))
 	default:
 		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
 			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", b.st.Nodes.Programmed, b.selected, names(b.waiting))
@@ -216,30 +227,30 @@ func (b *statusBuilder) ready() (ready bool, readyReason, readyMsg string) {
 
 // progressing sets Progressing: where the rollout (or a rollback) stands.
 func (b *statusBuilder) progressing() {
-	p := &b.in.plan
+	p := &b.in.Plan
 	switch {
-	case b.in.selectorErr != nil:
+	case b.in.SelectorErr != nil:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; no node is changed until it is fixed")
 	case len(p.Stalls) > 0:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutStalled, stallMessage(b.in, p.Stalls[0]))
-	case b.in.rollout.Paused && !p.Done() && b.in.rollback != nil:
+	case b.in.Rollout.Paused && !p.Done() && b.in.Rollback != nil:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
-			fmt.Sprintf("Rollback paused with %d of %d nodes back on generation %d; set spec.rollout.paused to false to continue", b.st.Nodes.Updated, b.selected, b.in.lastGood.Generation))
-	case b.in.rollout.Paused && !p.Done():
+			fmt.Sprintf("Rollback paused with %d of %d nodes back on generation %d; set spec.rollout.paused to false to continue", b.st.Nodes.Updated, b.selected, b.in.LastGood.Generation))
+	case b.in.Rollout.Paused && !p.Done():
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutPaused,
 			fmt.Sprintf("Rollout paused with %d of %d nodes updated; set spec.rollout.paused to false to continue", b.st.Nodes.Updated, b.selected))
-	case b.in.rollback != nil && !p.Done():
+	case b.in.Rollback != nil && !p.Done():
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack,
-			fmt.Sprintf("Rolling back to generation %d: %d of %d nodes back, %d in progress (maxUnavailable %d)", b.in.lastGood.Generation, b.st.Nodes.Updated, b.selected, p.InFlight, b.in.maxUnavail))
-	case b.in.rollback != nil:
+			fmt.Sprintf("Rolling back to generation %d: %d of %d nodes back, %d in progress (maxUnavailable %d)", b.in.LastGood.Generation, b.st.Nodes.Updated, b.selected, p.InFlight, b.in.MaxUnavailable))
+	case b.in.Rollback != nil:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRollbackComplete,
-			fmt.Sprintf("Every node that can use it runs generation %d again (%d of %d)", b.in.lastGood.Generation, b.st.Nodes.Updated, b.selected))
+			fmt.Sprintf("Every node that can use it runs generation %d again (%d of %d)", b.in.LastGood.Generation, b.st.Nodes.Updated, b.selected))
 	case !p.Done():
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingOut,
-			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", b.st.Nodes.Updated, b.selected, p.InFlight, b.in.maxUnavail))
+			fmt.Sprintf("Rolling out: %d of %d nodes updated, %d in progress (maxUnavailable %d)", b.st.Nodes.Updated, b.selected, p.InFlight, b.in.MaxUnavailable))
 	case len(b.failing) > 0:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutCompleteWithFailures,
-			fmt.Sprintf("Every node that can use the config has it (%d of %d); %d nodes refused it or failed: %s; see status.failingNodes", b.st.Nodes.Updated, b.selected, len(b.failing), problemNames(b.failing)))
+			fmt.Sprintf("Every node that can use the config has it (%d of %d); %d nodes refused it or failed: %s; see status.failingNodes", b.st.Nodes.Updated, b.selected, len(b.failing), ProblemNames(b.failing)))
 	default:
 		b.set(winproxyv1alpha1.ConditionProgressing, metav1.ConditionFalse, winproxyv1alpha1.ReasonRolloutComplete,
 			fmt.Sprintf("Every selected node has the config (%d of %d)", b.st.Nodes.Updated, b.selected))
@@ -249,14 +260,14 @@ func (b *statusBuilder) progressing() {
 // kstatus sets Stalled and Reconciling, as kstatus reads them: Stalled when only a person can
 // make the config Ready, else Reconciling while it is not Ready.
 func (b *statusBuilder) kstatus(ready bool, readyReason, readyMsg, notAccepted, notAcceptedMsg string) {
-	p := &b.in.plan
+	p := &b.in.Plan
 	var stalled, stalledMsg string
 	switch {
-	case b.in.selectorErr != nil:
+	case b.in.SelectorErr != nil:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonInvalidNodeSelector, "spec.nodeSelector is invalid; see the Accepted condition"
 	case b.shadowed:
-		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.conflicts)
-	case b.in.rollback != nil:
+		stalled, stalledMsg = winproxyv1alpha1.ReasonAllNodesClaimed, claimedMessage(b.in.Conflicts)
+	case b.in.Rollback != nil:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonRolledBack, rolledBackMessage(b.in, !p.Done(), b.st.Nodes.Programmed)
 	case len(p.Stalls) > 0:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonRolloutStalled, stallMessage(b.in, p.Stalls[0])
@@ -264,7 +275,7 @@ func (b *statusBuilder) kstatus(ready bool, readyReason, readyMsg, notAccepted, 
 		stalled, stalledMsg = notAccepted, notAcceptedMsg
 	case len(b.failing) > 0:
 		stalled, stalledMsg = winproxyv1alpha1.ReasonNodesFailing,
-			fmt.Sprintf("%d of %d nodes refused the config or failed: %s; see status.failingNodes. The other nodes keep rolling out", len(b.failing), b.selected, problemNames(b.failing))
+			fmt.Sprintf("%d of %d nodes refused the config or failed: %s; see status.failingNodes. The other nodes keep rolling out", len(b.failing), b.selected, ProblemNames(b.failing))
 	}
 	switch {
 	case stalled != "":
@@ -287,7 +298,7 @@ func (b *statusBuilder) kstatus(ready bool, readyReason, readyMsg, notAccepted, 
 func (b *statusBuilder) degraded() {
 	if len(b.failing) > 0 {
 		b.set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesDegraded,
-			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", len(b.failing), b.selected, problemNames(b.failing)))
+			fmt.Sprintf("%d of %d nodes have a problem: %s; see status.failingNodes", len(b.failing), b.selected, ProblemNames(b.failing)))
 	} else {
 		b.set(winproxyv1alpha1.ConditionDegraded, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No node reports a problem")
 	}
@@ -305,8 +316,8 @@ func (b *statusBuilder) dualStackDowngraded() {
 
 // conflicted sets Conflicted: an older config holds some of the nodes this one selects.
 func (b *statusBuilder) conflicted() {
-	if len(b.in.conflicts) > 0 {
-		b.set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig, conflictMessage(b.in.conflicts))
+	if len(b.in.Conflicts) > 0 {
+		b.set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig, conflictMessage(b.in.Conflicts))
 	} else {
 		b.set(winproxyv1alpha1.ConditionConflicted, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "No older config selects these nodes")
 	}
@@ -314,11 +325,11 @@ func (b *statusBuilder) conflicted() {
 
 // rolledBack sets RolledBack: the nodes are moved back to the last good spec.
 func (b *statusBuilder) rolledBack() {
-	p := &b.in.plan
+	p := &b.in.Plan
 	switch {
-	case b.in.rollback != nil && !p.Done():
+	case b.in.Rollback != nil && !p.Done():
 		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack, rolledBackMessage(b.in, true, b.st.Nodes.Programmed))
-	case b.in.rollback != nil:
+	case b.in.Rollback != nil:
 		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollbackComplete, rolledBackMessage(b.in, false, b.st.Nodes.Programmed))
 	default:
 		b.set(winproxyv1alpha1.ConditionRolledBack, metav1.ConditionFalse, winproxyv1alpha1.ReasonAsExpected, "The nodes run the current spec, or are moved to it")
@@ -327,17 +338,17 @@ func (b *statusBuilder) rolledBack() {
 
 // fullyProgrammed reports whether every node that can use the spec runs it and reports it
 // Programmed, and at least one does: the spec is then the last good one.
-func fullyProgrammed(in *statusInputs) bool {
-	if !in.plan.Done() {
+func fullyProgrammed(in *Inputs) bool {
+	if !in.Plan.Done() {
 		return false
 	}
 	programmed := 0
-	for i := range in.nodes {
-		n := &in.nodes[i]
-		if n.err != nil {
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		if n.Err != nil {
 			continue
 		}
-		if !n.updated() || !n.programmed || n.degraded {
+		if !n.updated() || !n.Programmed || n.Degraded {
 			return false
 		}
 		programmed++
@@ -346,21 +357,21 @@ func fullyProgrammed(in *statusInputs) bool {
 }
 
 // rolledBackMessage says what failed, where the nodes go and what a person can do.
-func rolledBackMessage(in *statusInputs, moving bool, programmed int32) string {
-	rb, to := in.rollback, in.lastGood.Generation
+func rolledBackMessage(in *Inputs, moving bool, programmed int32) string {
+	rb, to := in.Rollback, in.LastGood.Generation
 	where := fmt.Sprintf("Every node that got it was moved back to generation %d", to)
 	if moving {
-		where = fmt.Sprintf("Every node that got it is moved back to generation %d, at most maxUnavailable at a time (%d of %d run it)", to, programmed, len(in.nodes))
+		where = fmt.Sprintf("Every node that got it is moved back to generation %d, at most maxUnavailable at a time (%d of %d run it)", to, programmed, len(in.Nodes))
 	}
 	return fmt.Sprintf("Generation %d failed on %d nodes: %s; see status.rollback. %s, the last config every node programmed (status.lastGood). "+
 		"The failed config is not rolled out again until the spec changes outside nodeSelector and rollout; set spec.rollout.autoRollback to false to roll it out again as it is",
-		rb.Generation, len(rb.FailedNodes), problemNames(rb.FailedNodes), where)
+		rb.Generation, len(rb.FailedNodes), ProblemNames(rb.FailedNodes), where)
 }
 
 // rolledBackSummary is the Ready message of a rolled-back config: short, for kubectl get -o wide.
-func rolledBackSummary(in *statusInputs, programmed int32) string {
+func rolledBackSummary(in *Inputs, programmed int32) string {
 	return fmt.Sprintf("Generation %d failed on %s and was rolled back: %d of %d nodes run generation %d (status.lastGood); see the RolledBack condition",
-		in.rollback.Generation, problemNames(in.rollback.FailedNodes), programmed, len(in.nodes), in.lastGood.Generation)
+		in.Rollback.Generation, ProblemNames(in.Rollback.FailedNodes), programmed, len(in.Nodes), in.LastGood.Generation)
 }
 
 func conditionStatus(ok bool) metav1.ConditionStatus {
@@ -370,15 +381,16 @@ func conditionStatus(ok bool) metav1.ConditionStatus {
 	return metav1.ConditionFalse
 }
 
-// failingNodes lists every node that fails, in name order, each with why.
-func failingNodes(in *statusInputs) []winproxyv1alpha1.NodeProblem {
+// FailingNodes lists every node that fails, in name order, each with why: all of them, where the
+// status lists the first MaxListedNodes. The controller reports each new one as an event.
+func FailingNodes(in *Inputs) []winproxyv1alpha1.NodeProblem {
 	stalls := map[string]rollout.Stall{}
-	for _, s := range in.plan.Stalls {
+	for _, s := range in.Plan.Stalls {
 		stalls[s.Node] = s
 	}
 	var out []winproxyv1alpha1.NodeProblem
-	for i := range in.nodes {
-		if p, ok := problem(&in.nodes[i], stalls, in.rollout.ProgressDeadlineSeconds); ok {
+	for i := range in.Nodes {
+		if p, ok := problem(&in.Nodes[i], stalls, in.Rollout.ProgressDeadlineSeconds); ok {
 			out = append(out, p)
 		}
 	}
@@ -389,66 +401,67 @@ const noNodesMessage = "No Windows node matches spec.nodeSelector (a node must a
 
 // problem says why n fails, if it does: a resolution error first, then the agent's Degraded
 // report, then a missed progress deadline.
-func problem(n *nodeView, stalls map[string]rollout.Stall, deadlineSeconds int32) (winproxyv1alpha1.NodeProblem, bool) {
-	switch s, stalled := stalls[n.name]; {
-	case n.err != nil:
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: n.err.Reason, Message: truncate(n.err.Message, maxProblemMessage)}, true
-	case n.degraded, stalled && s.DeadlineExceeded:
-		return failureProblem(n, deadlineSeconds), true
+func problem(n *Node, stalls map[string]rollout.Stall, deadlineSeconds int32) (winproxyv1alpha1.NodeProblem, bool) {
+	switch s, stalled := stalls[n.Name]; {
+	case n.Err != nil:
+		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.Err.Reason, Message: Truncate(n.Err.Message, MaxProblemMessage)}, true
+	case n.Degraded, stalled && s.DeadlineExceeded:
+		return FailureProblem(n, deadlineSeconds), true
 	}
 	return winproxyv1alpha1.NodeProblem{}, false
 }
 
-// failureProblem says why n failed the config it runs: the agent's Degraded report, or else a
-// missed progress deadline.
-func failureProblem(n *nodeView, deadlineSeconds int32) winproxyv1alpha1.NodeProblem {
-	if !n.degraded {
-		return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
-			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.current)}
+// FailureProblem says why n failed the config it runs: the agent's Degraded report, or else a
+// missed progress deadline. The controller records it in status.rollback for each node whose
+// failure starts a rollback, in the words status.failingNodes uses.
+func FailureProblem(n *Node, deadlineSeconds int32) winproxyv1alpha1.NodeProblem {
+	if !n.Degraded {
+		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
+			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.Current)}
 	}
 	msg := "the agent reports Degraded"
-	if n.degradedReason != "" {
-		msg += " (" + n.degradedReason + ")"
+	if n.DegradedReason != "" {
+		msg += " (" + n.DegradedReason + ")"
 	}
-	if n.degradedMessage != "" {
-		msg += ": " + n.degradedMessage
+	if n.DegradedMessage != "" {
+		msg += ": " + n.DegradedMessage
 	}
-	return winproxyv1alpha1.NodeProblem{Name: n.name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: truncate(msg, maxProblemMessage)}
+	return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: Truncate(msg, MaxProblemMessage)}
 }
 
-func stallMessage(in *statusInputs, s rollout.Stall) string {
+func stallMessage(in *Inputs, s rollout.Stall) string {
 	what, config := "Rollout", "the new config"
-	if in.rollback != nil {
-		what, config = "Rollback", fmt.Sprintf("the config of generation %d", in.lastGood.Generation)
+	if in.Rollback != nil {
+		what, config = "Rollback", fmt.Sprintf("the config of generation %d", in.LastGood.Generation)
 	}
 	why := fmt.Sprintf("node %s reported Degraded for %s", s.Node, config)
 	if s.DeadlineExceeded {
-		why = fmt.Sprintf("node %s did not report Programmed within %ds", s.Node, in.rollout.ProgressDeadlineSeconds)
+		why = fmt.Sprintf("node %s did not report Programmed within %ds", s.Node, in.Rollout.ProgressDeadlineSeconds)
 	}
-	return fmt.Sprintf("%s stalled: %s; %d nodes wait and keep their current config. Fix the node (see status.failingNodes) or change the config", what, why, len(in.plan.Pending))
+	return fmt.Sprintf("%s stalled: %s; %d nodes wait and keep their current config. Fix the node (see status.failingNodes) or change the config", what, why, len(in.Plan.Pending))
 }
 
-func conflictMessage(cs []conflict) string {
+func conflictMessage(cs []selection.Conflict) string {
 	parts := make([]string, 0, maxNamesInText)
 	for i, c := range cs {
 		if i == maxNamesInText {
 			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (owned by %s)", c.node, c.owner))
+		parts = append(parts, fmt.Sprintf("%s (owned by %s)", c.Node, c.Owner))
 	}
 	return fmt.Sprintf("%d selected nodes belong to older configs and are not managed by this one: %s; narrow spec.nodeSelector or delete the other config", len(cs), strings.Join(parts, ", "))
 }
 
 // claimedMessage says which older configs hold every node a shadowed config selects.
-func claimedMessage(cs []conflict) string {
+func claimedMessage(cs []selection.Conflict) string {
 	count := map[string]int{}
 	var owners []string
 	for _, c := range cs {
-		if count[c.owner] == 0 {
-			owners = append(owners, c.owner)
+		if count[c.Owner] == 0 {
+			owners = append(owners, c.Owner)
 		}
-		count[c.owner]++
+		count[c.Owner]++
 	}
 	parts := make([]string, 0, len(owners))
 	for _, o := range owners {
@@ -457,9 +470,9 @@ func claimedMessage(cs []conflict) string {
 	return fmt.Sprintf("All %d Windows nodes spec.nodeSelector matches belong to older configs, so this config manages none: %s; narrow spec.nodeSelector, delete the older config, or delete this one", len(cs), names(parts))
 }
 
-func firstUnresolved(nodes []nodeView) *nodeView {
+func firstUnresolved(nodes []Node) *Node {
 	for i := range nodes {
-		if nodes[i].specErr != nil {
+		if nodes[i].SpecErr != nil {
 			return &nodes[i]
 		}
 	}
@@ -474,8 +487,9 @@ func names(all []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(all[:maxNamesInText], ", "), len(all)-maxNamesInText)
 }
 
-// problemNames names the first few failing nodes with their reasons, and counts the rest.
-func problemNames(ps []winproxyv1alpha1.NodeProblem) string {
+// ProblemNames names the first few failing nodes with their reasons, and counts the rest. The
+// controller logs a rollback's failed nodes the way the conditions name them.
+func ProblemNames(ps []winproxyv1alpha1.NodeProblem) string {
 	parts := make([]string, 0, maxNamesInText+1)
 	for i, p := range ps {
 		if i == maxNamesInText {
@@ -489,9 +503,10 @@ func problemNames(ps []winproxyv1alpha1.NodeProblem) string {
 	return strings.Join(parts, ", ")
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut: a cut inside a rune would
-// be replaced by U+FFFD on the wire and could overflow the bound again.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes on a rune boundary, marking the cut: a cut inside a rune would
+// be replaced by U+FFFD on the wire and could overflow the bound again. The controller bounds
+// event notes and the condition of a config it cannot decode with it too.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

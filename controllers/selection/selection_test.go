@@ -1,4 +1,4 @@
-package controllers
+package selection
 
 import (
 	"testing"
@@ -42,7 +42,7 @@ func TestPartition(t *testing.T) {
 	}
 	type result struct {
 		Owned     []string
-		Conflicts []conflict
+		Conflicts []Conflict
 	}
 	tests := []struct {
 		name    string
@@ -72,7 +72,7 @@ func TestPartition(t *testing.T) {
 				testConfig("old", time.Hour, map[string]string{"pool": "a"}),
 			},
 			self: "young",
-			want: result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "old"}, {node: "win-a2", owner: "old"}}},
+			want: result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "old"}, {Node: "win-a2", Owner: "old"}}},
 		},
 		{
 			name: "the older config is unaffected by the younger",
@@ -90,7 +90,7 @@ func TestPartition(t *testing.T) {
 				testConfig("alpha", time.Hour, nil),
 			},
 			self: "beta",
-			want: result{Conflicts: []conflict{{node: "win-a1", owner: "alpha"}, {node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
+			want: result{Conflicts: []Conflict{{Node: "win-a1", Owner: "alpha"}, {Node: "win-a2", Owner: "alpha"}, {Node: "win-b", Owner: "alpha"}}},
 		},
 		{
 			// creationTimestamp counts seconds: a config created in the same second as the one
@@ -102,7 +102,7 @@ func TestPartition(t *testing.T) {
 			},
 			holders: map[string]string{"win-a1": "beta"},
 			self:    "beta",
-			want:    result{Owned: []string{"win-a1"}, Conflicts: []conflict{{node: "win-a2", owner: "alpha"}, {node: "win-b", owner: "alpha"}}},
+			want:    result{Owned: []string{"win-a1"}, Conflicts: []Conflict{{Node: "win-a2", Owner: "alpha"}, {Node: "win-b", Owner: "alpha"}}},
 		},
 		{
 			name: "same age: a holder that no longer selects the node gives it up",
@@ -125,7 +125,7 @@ func TestPartition(t *testing.T) {
 			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
 			holders: map[string]string{"win-a1": "broken", "win-a2": "broken", "win-b": "ok"},
 			self:    "ok",
-			want:    result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "broken"}, {node: "win-a2", owner: "broken"}}},
+			want:    result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "broken"}, {Node: "win-a2", Owner: "broken"}}},
 		},
 		{
 			name:    "the config with the invalid selector owns what it holds",
@@ -139,7 +139,7 @@ func TestPartition(t *testing.T) {
 			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(time.Minute), testConfig("old", time.Hour, map[string]string{"pool": "a"})},
 			holders: map[string]string{"win-a1": "broken", "win-b": "broken"},
 			self:    "broken",
-			want:    result{Owned: []string{"win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "old"}}},
+			want:    result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "old"}}},
 		},
 		{
 			name:       "an older config the controller cannot read keeps the nodes it holds and claims no other",
@@ -147,18 +147,18 @@ func TestPartition(t *testing.T) {
 			unreadable: []metav1.ObjectMeta{{Name: "unreadable", CreationTimestamp: metav1.NewTime(t0.Add(-2 * time.Hour))}},
 			holders:    map[string]string{"win-a1": "unreadable"},
 			self:       "ok",
-			want:       result{Owned: []string{"win-a2", "win-b"}, Conflicts: []conflict{{node: "win-a1", owner: "unreadable"}}},
+			want:       result{Owned: []string{"win-a2", "win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "unreadable"}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			owned, conflicts := partition(tt.self, nodes, claimants(tt.configs, tt.unreadable, tt.holders))
+			owned, conflicts := Partition(tt.self, nodes, Claimants(tt.configs, tt.unreadable, tt.holders))
 			got := result{Conflicts: conflicts}
 			for _, n := range owned {
 				got.Owned = append(got.Owned, n.Name)
 			}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(conflict{})); diff != "" {
-				t.Errorf("partition() (-want,+got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Partition() (-want,+got):\n%s", diff)
 			}
 		})
 	}
@@ -173,7 +173,7 @@ func broken(age time.Duration) winproxyv1alpha1.WindowsProxyConfig {
 
 func TestOwnerIgnoresLinux(t *testing.T) {
 	n := testNode("l", map[string]string{winproxyv1alpha1.OSLabel: "linux"})
-	if o := owner(&n, claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil, nil)); o != "" {
-		t.Errorf("owner() = %q, want none for a Linux node", o)
+	if o := Owner(&n, Claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil, nil)); o != "" {
+		t.Errorf("Owner() = %q, want none for a Linux node", o)
 	}
 }

@@ -1,4 +1,4 @@
-package controllers
+package configstatus
 
 import (
 	"errors"
@@ -18,11 +18,15 @@ import (
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/rollout"
+	"github.com/winproxy/winproxy/controllers/selection"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
-func programmedNode(name string) nodeView {
-	return nodeView{name: name, desired: "h2", current: "h2", programmed: true}
+// t0 is the time the statuses are computed at.
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func programmedNode(name string) Node {
+	return Node{Name: name, Desired: "h2", Current: "h2", Programmed: true}
 }
 
 // summary is "Status/Reason" by condition type.
@@ -82,7 +86,7 @@ func TestComputeStatus(t *testing.T) {
 	vipErr := &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: "source-vip flag not set"}
 	tests := []struct {
 		name        string
-		in          statusInputs
+		in          Inputs
 		wantNodes   winproxyv1alpha1.NodeCounts
 		wantConds   map[string]string
 		wantFailing []winproxyv1alpha1.NodeProblem
@@ -97,7 +101,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "all programmed",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), programmedNode("b")}},
+			in:        Inputs{Nodes: []Node{programmedNode("a"), programmedNode("b")}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2},
 			wantConds: kstatus(conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
 				"False/AllNodesProgrammed", "False/AsExpected"),
@@ -105,10 +109,10 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "rolling out",
-			in: statusInputs{
-				nodes:      []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2"}, {name: "c", desired: "h2", current: "h1", programmed: true}},
-				plan:       rollout.Plan{Pending: []string{"c"}, InFlight: 1},
-				maxUnavail: 1,
+			in: Inputs{
+				Nodes:          []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h2"}, {Name: "c", Desired: "h2", Current: "h1", Programmed: true}},
+				Plan:           rollout.Plan{Pending: []string{"c"}, InFlight: 1},
+				MaxUnavailable: 1,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 3, Updated: 2, Programmed: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "True/RollingOut", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
@@ -121,10 +125,10 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "stalled by a missed deadline",
-			in: statusInputs{
-				nodes:   []nodeView{{name: "a", desired: "h2", current: "h2"}, {name: "b", desired: "h2", current: "h1", programmed: true}},
-				plan:    rollout.Plan{Pending: []string{"b"}, InFlight: 1, Stalls: []rollout.Stall{{Node: "a", DeadlineExceeded: true}}},
-				rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60},
+			in: Inputs{
+				Nodes:   []Node{{Name: "a", Desired: "h2", Current: "h2"}, {Name: "b", Desired: "h2", Current: "h1", Programmed: true}},
+				Plan:    rollout.Plan{Pending: []string{"b"}, InFlight: 1, Stalls: []rollout.Stall{{Node: "a", DeadlineExceeded: true}}},
+				Rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Degraded: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
@@ -136,9 +140,9 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "stalled by a degraded node",
-			in: statusInputs{
-				nodes: []nodeView{{name: "a", desired: "h2", current: "h2", degraded: true, degradedReason: "SyncFailed", degradedMessage: "3 load balancers failed"}},
-				plan:  rollout.Plan{InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
+			in: Inputs{
+				Nodes: []Node{{Name: "a", Desired: "h2", Current: "h2", Degraded: true, DegradedReason: "SyncFailed", DegradedMessage: "3 load balancers failed"}},
+				Plan:  rollout.Plan{InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 1, Updated: 1, Degraded: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
@@ -149,7 +153,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "gates invalid on every node: not accepted",
-			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, specErr: gateErr, current: "h0"}, {name: "b", err: gateErr, specErr: gateErr}}},
+			in:        Inputs{Nodes: []Node{{Name: "a", Err: gateErr, SpecErr: gateErr, Current: "h0"}, {Name: "b", Err: gateErr, SpecErr: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
 			wantConds: kstatus(conds("False/InvalidFeatureGates", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/InvalidFeatureGates", "True/InvalidFeatureGates"),
@@ -162,7 +166,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "every node fails, not only on gates",
-			in:        statusInputs{nodes: []nodeView{{name: "a", err: gateErr, specErr: gateErr}, {name: "b", err: vipErr, specErr: vipErr}}},
+			in:        Inputs{Nodes: []Node{{Name: "a", Err: gateErr, SpecErr: gateErr}, {Name: "b", Err: vipErr, SpecErr: vipErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},
 			wantConds: kstatus(conds("False/NodesUnresolvable", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/NodesUnresolvable", "True/NodesUnresolvable"),
@@ -174,7 +178,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "gates invalid on some nodes: accepted, degraded",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: gateErr, specErr: gateErr}}},
+			in:        Inputs{Nodes: []Node{programmedNode("a"), {Name: "b", Err: gateErr, SpecErr: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1, Degraded: 1},
 			wantConds: kstatus(conds("True/PartiallyResolved", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/NodesFailing", "True/NodesFailing"),
@@ -184,10 +188,10 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "paused",
-			in: statusInputs{
-				nodes:   []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}},
-				plan:    rollout.Plan{Pending: []string{"b"}},
-				rollout: winproxyv1alpha1.RolloutSpec{Paused: true},
+			in: Inputs{
+				Nodes:   []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h1", Programmed: true}},
+				Plan:    rollout.Plan{Pending: []string{"b"}},
+				Rollout: winproxyv1alpha1.RolloutSpec{Paused: true},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutPaused", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
@@ -196,9 +200,9 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "downgraded and conflicted",
-			in: statusInputs{
-				nodes:     []nodeView{func() nodeView { n := programmedNode("a"); n.downgraded = true; return n }()},
-				conflicts: []conflict{{node: "x", owner: "older"}},
+			in: Inputs{
+				Nodes:     []Node{func() Node { n := programmedNode("a"); n.Downgraded = true; return n }()},
+				Conflicts: []selection.Conflict{{Node: "x", Owner: "older"}},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 1, Updated: 1, Programmed: 1, DualStackDowngraded: 1},
 			wantConds: kstatus(conds("True/Valid", "True/AllNodesProgrammed", "False/RolloutComplete", "False/AsExpected", "True/NodesDowngraded", "True/NodesClaimedByOlderConfig"),
@@ -211,9 +215,9 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "invalid selector: the held nodes are kept as they are",
-			in: statusInputs{
-				selectorErr: errors.New(`"Bogus" is not a valid label selector operator`),
-				nodes:       []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}},
+			in: Inputs{
+				SelectorErr: errors.New(`"Bogus" is not a valid label selector operator`),
+				Nodes:       []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h1", Programmed: true}},
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
 			wantConds: kstatus(conds("False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/InvalidNodeSelector", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
@@ -226,7 +230,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "every selected node belongs to older configs: not ready, stalled",
-			in:   statusInputs{conflicts: []conflict{{node: "x", owner: "older"}, {node: "y", owner: "oldest"}, {node: "z", owner: "older"}}},
+			in:   Inputs{Conflicts: []selection.Conflict{{Node: "x", Owner: "older"}, {Node: "y", Owner: "oldest"}, {Node: "z", Owner: "older"}}},
 			wantConds: kstatus(conds("True/AllNodesClaimed", "False/AllNodesClaimed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "True/NodesClaimedByOlderConfig"),
 				"False/AllNodesClaimed", "True/AllNodesClaimed"),
 			wantKstatus: kstatusv1.FailedStatus,
@@ -237,7 +241,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "a node lapsed after the rollout: waiting, not stalled",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2", waitingReason: "NetworkNotFound"}}},
+			in:        Inputs{Nodes: []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h2", WaitingReason: "NetworkNotFound"}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"),
 				"True/NodesNotProgrammed", "False/AsExpected"),
@@ -246,7 +250,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "a node programmed and degraded is not ready",
-			in:        statusInputs{nodes: []nodeView{programmedNode("a"), func() nodeView { n := programmedNode("b"); n.degraded = true; return n }()}},
+			in:        Inputs{Nodes: []Node{programmedNode("a"), func() Node { n := programmedNode("b"); n.Degraded = true; return n }()}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2, Degraded: 1},
 			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
 				"False/NodesFailing", "True/NodesFailing"),
@@ -256,13 +260,13 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "rolling back: not ready, stalled, progressing",
-			in: statusInputs{
+			in: Inputs{
 				// The nodes should run h1, the last good config: a does again, b still runs h2.
-				nodes:      []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
-				plan:       rollout.Plan{Update: []string{"b"}, InFlight: 1},
-				maxUnavail: 1,
-				lastGood:   &winproxyv1alpha1.LastGoodConfig{Generation: 2},
-				rollback:   failedGeneration3,
+				Nodes:          []Node{{Name: "a", Desired: "h1", Current: "h1", Programmed: true}, {Name: "b", Desired: "h1", Current: "h2", Programmed: true}},
+				Plan:           rollout.Plan{Update: []string{"b"}, InFlight: 1},
+				MaxUnavailable: 1,
+				LastGood:       &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				Rollback:       failedGeneration3,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
 			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "True/RollingBack", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
@@ -277,10 +281,10 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "rolled back: every node runs the last good config, still not ready",
-			in: statusInputs{
-				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h1", programmed: true}},
-				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
-				rollback: failedGeneration3,
+			in: Inputs{
+				Nodes:    []Node{{Name: "a", Desired: "h1", Current: "h1", Programmed: true}, {Name: "b", Desired: "h1", Current: "h1", Programmed: true}},
+				LastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				Rollback: failedGeneration3,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 2},
 			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RollbackComplete", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollbackComplete"),
@@ -293,12 +297,12 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "a paused rollback",
-			in: statusInputs{
-				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", programmed: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
-				plan:     rollout.Plan{Pending: []string{"b"}},
-				rollout:  winproxyv1alpha1.RolloutSpec{Paused: true},
-				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
-				rollback: failedGeneration3,
+			in: Inputs{
+				Nodes:    []Node{{Name: "a", Desired: "h1", Current: "h1", Programmed: true}, {Name: "b", Desired: "h1", Current: "h2", Programmed: true}},
+				Plan:     rollout.Plan{Pending: []string{"b"}},
+				Rollout:  winproxyv1alpha1.RolloutSpec{Paused: true},
+				LastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				Rollback: failedGeneration3,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Programmed: 1},
 			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RolloutPaused", "False/AsExpected", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
@@ -308,11 +312,11 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "a stalled rollback",
-			in: statusInputs{
-				nodes:    []nodeView{{name: "a", desired: "h1", current: "h1", degraded: true}, {name: "b", desired: "h1", current: "h2", programmed: true}},
-				plan:     rollout.Plan{Pending: []string{"b"}, InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
-				lastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
-				rollback: failedGeneration3,
+			in: Inputs{
+				Nodes:    []Node{{Name: "a", Desired: "h1", Current: "h1", Degraded: true}, {Name: "b", Desired: "h1", Current: "h2", Programmed: true}},
+				Plan:     rollout.Plan{Pending: []string{"b"}, InFlight: 1, Stalls: []rollout.Stall{{Node: "a"}}},
+				LastGood: &winproxyv1alpha1.LastGoodConfig{Generation: 2},
+				Rollback: failedGeneration3,
 			},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 1, Degraded: 1},
 			wantConds: kstatus(rolledBack(conds("True/Valid", "False/RolledBack", "False/RolloutStalled", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"), "True/RollingBack"),
@@ -324,8 +328,8 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.in.generation = 3
-			got := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &tt.in, t0)
+			tt.in.Generation = 3
+			got := Compute(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &tt.in, t0)
 			if diff := cmp.Diff(tt.wantNodes, got.Nodes); diff != "" {
 				t.Errorf("nodes (-want,+got):\n%s", diff)
 			}
@@ -362,15 +366,15 @@ func TestComputeStatus(t *testing.T) {
 }
 
 func TestComputeStatusBoundsAndTransitions(t *testing.T) {
-	in := statusInputs{generation: 1}
+	in := Inputs{Generation: 1}
 	for i := range 25 {
 		name := string(rune('a'+i)) + "-node"
 		err := &resolve.Error{Reason: winproxyv1alpha1.ReasonUnknownFeatureGate, Message: "unrecognized feature gate: X"}
-		in.nodes = append(in.nodes, nodeView{name: name, err: err, specErr: err})
-		in.conflicts = append(in.conflicts, conflict{node: "other-" + name, owner: "old"})
+		in.Nodes = append(in.Nodes, Node{Name: name, Err: err, SpecErr: err})
+		in.Conflicts = append(in.Conflicts, selection.Conflict{Node: "other-" + name, Owner: "old"})
 	}
-	first := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
-	if len(first.FailingNodes) != maxListedNodes || len(first.ConflictingNodes) != maxListedNodes {
+	first := Compute(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
+	if len(first.FailingNodes) != MaxListedNodes || len(first.ConflictingNodes) != MaxListedNodes {
 		t.Errorf("lists not bounded: %d failing, %d conflicting", len(first.FailingNodes), len(first.ConflictingNodes))
 	}
 	if c := meta.FindStatusCondition(first.Conditions, winproxyv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "and 20 more") {
@@ -378,13 +382,13 @@ func TestComputeStatusBoundsAndTransitions(t *testing.T) {
 	}
 
 	// Same status later: transition times are kept and nothing changes.
-	again := computeStatus(&first, &in, t0.Add(time.Hour))
+	again := Compute(&first, &in, t0.Add(time.Hour))
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("recomputing an unchanged status changed it (-first,+again):\n%s", diff)
 	}
 	// A flip moves the transition time.
-	in.nodes, in.conflicts = nil, nil
-	flipped := computeStatus(&first, &in, t0.Add(time.Hour))
+	in.Nodes, in.Conflicts = nil, nil
+	flipped := Compute(&first, &in, t0.Add(time.Hour))
 	if c := meta.FindStatusCondition(flipped.Conditions, winproxyv1alpha1.ConditionReady); !c.LastTransitionTime.Time.Equal(t0.Add(time.Hour)) {
 		t.Errorf("Ready flipped but kept transition time %v", c.LastTransitionTime)
 	}
@@ -395,31 +399,31 @@ func TestComputeStatusBoundsAndTransitions(t *testing.T) {
 // bounds, so that one node never keeps the config's status from being written.
 func TestComputeStatusBoundsNodeData(t *testing.T) {
 	huge := strings.Repeat("é", 30000) // 60 KB, two bytes a rune
-	in := statusInputs{generation: 1, rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60}}
+	in := Inputs{Generation: 1, Rollout: winproxyv1alpha1.RolloutSpec{ProgressDeadlineSeconds: 60}}
 	for i := range 30 {
 		name := fmt.Sprintf("node-%02d-%s", i, strings.Repeat("n", 240))
 		switch i % 3 {
 		case 0:
 			err := &resolve.Error{Reason: winproxyv1alpha1.ReasonSourceVIPUnavailable, Message: huge}
-			in.nodes = append(in.nodes, nodeView{name: name, err: err, specErr: err})
+			in.Nodes = append(in.Nodes, Node{Name: name, Err: err, SpecErr: err})
 		case 1:
-			in.nodes = append(in.nodes, nodeView{name: name, desired: "h", current: "h", degraded: true, degradedReason: huge, degradedMessage: huge})
+			in.Nodes = append(in.Nodes, Node{Name: name, Desired: "h", Current: "h", Degraded: true, DegradedReason: huge, DegradedMessage: huge})
 		default:
-			in.nodes = append(in.nodes, programmedNode(name))
+			in.Nodes = append(in.Nodes, programmedNode(name))
 		}
-		in.conflicts = append(in.conflicts, conflict{node: "other-" + name, owner: huge})
+		in.Conflicts = append(in.Conflicts, selection.Conflict{Node: "other-" + name, Owner: huge})
 	}
-	st := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
+	st := Compute(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
 	for _, c := range st.Conditions {
-		if len(c.Message) > maxConditionMessage || !utf8.ValidString(c.Message) {
+		if len(c.Message) > MaxConditionMessage || !utf8.ValidString(c.Message) {
 			t.Errorf("%s message: %d bytes, valid UTF-8 %t", c.Type, len(c.Message), utf8.ValidString(c.Message))
 		}
 	}
-	if len(st.FailingNodes) != maxListedNodes {
+	if len(st.FailingNodes) != MaxListedNodes {
 		t.Errorf("%d failing nodes listed", len(st.FailingNodes))
 	}
 	for _, p := range st.FailingNodes {
-		if len(p.Message) > maxProblemMessage || !utf8.ValidString(p.Message) || len(p.Name) > 253 || len(p.Reason) > 64 {
+		if len(p.Message) > MaxProblemMessage || !utf8.ValidString(p.Message) || len(p.Name) > 253 || len(p.Reason) > 64 {
 			t.Errorf("failing node %.20s: message %d bytes (valid UTF-8 %t), name %d, reason %q", p.Name, len(p.Message), utf8.ValidString(p.Message), len(p.Name), p.Reason)
 		}
 	}
@@ -436,8 +440,8 @@ func TestTruncateKeepsRunes(t *testing.T) {
 		{"ééééé", 8, "éé..."},
 		{"日本語テキスト", 10, "日本..."},
 	} {
-		if got := truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		if got := Truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }
@@ -456,59 +460,59 @@ func TestLastGood(t *testing.T) {
 	unresolved := &resolve.Error{Reason: winproxyv1alpha1.ReasonFeatureGateDisabled, Message: "WinDSR feature gate not enabled"}
 	tests := []struct {
 		name string
-		in   statusInputs
+		in   Inputs
 		want *winproxyv1alpha1.LastGoodConfig
 	}{
 		{
 			name: "every node programmed the spec: it is the last good one",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a"), programmedNode("b")}, lastGood: old},
+			in:   Inputs{Nodes: []Node{programmedNode("a"), programmedNode("b")}, LastGood: old},
 			want: &winproxyv1alpha1.LastGoodConfig{Generation: 3, Spec: want},
 		},
 		{
 			name: "nodes that cannot use the spec keep their config and do not hold it back",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", err: unresolved, specErr: unresolved, current: "h0", programmed: true}}},
+			in:   Inputs{Nodes: []Node{programmedNode("a"), {Name: "b", Err: unresolved, SpecErr: unresolved, Current: "h0", Programmed: true}}},
 			want: &winproxyv1alpha1.LastGoodConfig{Generation: 3, Spec: want},
 		},
 		{
 			name: "a node still on the old config",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h1", programmed: true}}, plan: rollout.Plan{Pending: []string{"b"}}, lastGood: old},
+			in:   Inputs{Nodes: []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h1", Programmed: true}}, Plan: rollout.Plan{Pending: []string{"b"}}, LastGood: old},
 			want: old,
 		},
 		{
 			name: "a node that programmed the spec and reports Degraded",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a"), func() nodeView { n := programmedNode("b"); n.degraded = true; return n }()}, lastGood: old},
+			in:   Inputs{Nodes: []Node{programmedNode("a"), func() Node { n := programmedNode("b"); n.Degraded = true; return n }()}, LastGood: old},
 			want: old,
 		},
 		{
 			name: "a node not programmed yet",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a"), {name: "b", desired: "h2", current: "h2"}}, plan: rollout.Plan{InFlight: 1}, lastGood: old},
+			in:   Inputs{Nodes: []Node{programmedNode("a"), {Name: "b", Desired: "h2", Current: "h2"}}, Plan: rollout.Plan{InFlight: 1}, LastGood: old},
 			want: old,
 		},
 		{
 			name: "no node can use the spec",
-			in:   statusInputs{nodes: []nodeView{{name: "a", err: unresolved, specErr: unresolved}}, lastGood: old},
+			in:   Inputs{Nodes: []Node{{Name: "a", Err: unresolved, SpecErr: unresolved}}, LastGood: old},
 			want: old,
 		},
 		{
 			name: "no node selected",
-			in:   statusInputs{lastGood: old},
+			in:   Inputs{LastGood: old},
 			want: old,
 		},
 		{
 			name: "a rolled-back spec is never the last good one, even once every node runs the old one",
-			in:   statusInputs{nodes: []nodeView{programmedNode("a")}, lastGood: old, rollback: failedGeneration3},
+			in:   Inputs{Nodes: []Node{programmedNode("a")}, LastGood: old, Rollback: failedGeneration3},
 			want: old,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.in.generation, tt.in.spec = 3, spec
-			got := computeStatus(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &tt.in, t0)
+			tt.in.Generation, tt.in.Spec = 3, spec
+			got := Compute(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &tt.in, t0)
 			if diff := cmp.Diff(tt.want, got.LastGood); diff != "" {
 				t.Errorf("lastGood (-want,+got):\n%s", diff)
 			}
-			if got.Rollback != tt.in.rollback {
-				t.Errorf("rollback = %+v, want %+v", got.Rollback, tt.in.rollback)
+			if got.Rollback != tt.in.Rollback {
+				t.Errorf("rollback = %+v, want %+v", got.Rollback, tt.in.Rollback)
 			}
 		})
 	}
