@@ -1,14 +1,16 @@
 # winproxy: declarative Windows service proxying for Kubernetes.
 # `make help` lists the targets.
 
-# Tools are built from the Go module proxy into bin/ and cached there, one folder per version.
+# The Go tools are pinned in tool modules, one per tool (hack/tools/<tool>/go.mod, with a `tool`
+# directive and a go.sum), and built from them into bin/<tool>-<version>, one file per version: a
+# version bump is a change of that go.mod (Dependabot/Renovate style), which the Makefile reads.
 LOCALBIN ?= $(shell pwd)/bin
-CONTROLLER_TOOLS_VERSION ?= v0.23.0
-GOLANGCI_LINT_VERSION ?= v2.15.0
+CONTROLLER_TOOLS_VERSION := v$(shell hack/tool-version.sh sigs.k8s.io/controller-tools hack/tools/controller-gen/go.mod)
+GOLANGCI_LINT_VERSION := v$(shell hack/tool-version.sh github.com/golangci/golangci-lint/v2 hack/tools/golangci-lint/go.mod)
 # Helm v4: built from source it knows the Kubernetes version it was compiled against, so the chart's
 # kubeVersion check works without faking versions through -ldflags (v3 built this way claims 1.20).
-HELM_VERSION ?= v4.3.1
-ACTIONLINT_VERSION ?= v1.7.12
+HELM_VERSION := v$(shell hack/tool-version.sh helm.sh/helm/v4 hack/tools/helm/go.mod)
+ACTIONLINT_VERSION := v$(shell hack/tool-version.sh github.com/rhysd/actionlint hack/tools/actionlint/go.mod)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -224,13 +226,25 @@ helm-template: $(HELM) ## Render the chart with default values to standard outpu
 k8s-tools: ## Build kube-apiserver, etcd and kubectl from source into bin/k8s/<version> (cached).
 	@hack/build-k8s.sh $(K8S_BIN_DIR)
 
+# build-tool MODULE-DIR PACKAGE: builds PACKAGE with the dependencies pinned in
+# hack/tools/MODULE-DIR/go.mod and go.sum into $@, the binary `cd hack/tools/MODULE-DIR && go tool
+# NAME` runs. One module per tool, not one tools module for all: minimal version selection would
+# raise each tool's dependencies to the highest any of them requires (golangci-lint and helm share
+# many, x/tools and client-go among them), a build no tool's authors tested; golangci-lint's docs
+# advise against `go tool` for that reason. Alone in its module, each tool gets exactly the
+# dependencies of `go install PACKAGE@VERSION`, and reports its version as that build does (Go
+# records the module of the main package in the build info). A change of a tool's go.sum alone keeps
+# the file name: remove bin/<tool>-<version> to rebuild.
+define build-tool
+	go build -C hack/tools/$(1) -buildvcs=false -o $(abspath $@).tmp $(2)
+	mv $(abspath $@).tmp $(abspath $@)
+endef
+
 $(CONTROLLER_GEN):
-	GOBIN=$(LOCALBIN)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
-	mv $(LOCALBIN)/tmp-controller-gen/controller-gen $@ && rmdir $(LOCALBIN)/tmp-controller-gen
+	$(call build-tool,controller-gen,sigs.k8s.io/controller-tools/cmd/controller-gen)
 
 $(GOLANGCI_LINT):
-	GOBIN=$(LOCALBIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
-	mv $(LOCALBIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(LOCALBIN)/tmp-golangci-lint
+	$(call build-tool,golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
@@ -239,13 +253,11 @@ controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.
 
 $(HELM):
-	GOBIN=$(LOCALBIN)/tmp-helm go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
-	mv $(LOCALBIN)/tmp-helm/helm $@ && rmdir $(LOCALBIN)/tmp-helm
+	$(call build-tool,helm,helm.sh/helm/v4/cmd/helm)
 
 .PHONY: actionlint
 actionlint: $(ACTIONLINT) ## Lint the GitHub workflows (.github/workflows) with actionlint, built into bin/ (no Windows runner is needed to catch their mistakes).
 	$(ACTIONLINT)
 
 $(ACTIONLINT):
-	GOBIN=$(LOCALBIN)/tmp-actionlint go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
-	mv $(LOCALBIN)/tmp-actionlint/actionlint $@ && rmdir $(LOCALBIN)/tmp-actionlint
+	$(call build-tool,actionlint,github.com/rhysd/actionlint/cmd/actionlint)
