@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // autoRollback turns on spec.rollout.autoRollback with a progress deadline of deadline seconds.
@@ -54,7 +55,7 @@ func TestAutoRollbackRollsBackEveryUpdatedNode(t *testing.T) {
 	ag := startAgents(t, "rb-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("rb-", 3)...)
-	createConfig(t, newConfig("rb", autoRollback(10)))
+	createConfig(t, testbuild.Config("rb", autoRollback(10)))
 	cfg := waitReady(t, "rb")
 	good := hashes(t)
 	eventually(t, waitTimeout, "the first spec recorded as the last good one", func() (bool, string) {
@@ -162,7 +163,7 @@ func TestAutoRollbackPausesAndSurvivesRestart(t *testing.T) {
 	ag := startAgents(t, "rbr-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("rbr-", 3)...)
-	createConfig(t, newConfig("rbr", autoRollback(10)))
+	createConfig(t, testbuild.Config("rbr", autoRollback(10)))
 	waitReady(t, "rbr")
 	good := hashes(t)
 
@@ -265,7 +266,7 @@ func TestLastGoodOfTheLargestSpec(t *testing.T) {
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, nodeSpec{name: "big-0", kubelet: "v1.34.1"})
 	long := func(i int) string { return fmt.Sprintf("%s-%04d", strings.Repeat("n", 248), i) }
-	createConfig(t, newConfig("big", func(c *winproxyv1alpha1.WindowsProxyConfig) {
+	createConfig(t, testbuild.Config("big", func(c *winproxyv1alpha1.WindowsProxyConfig) {
 		c.Spec.Network.Type = winproxyv1alpha1.NetworkTypeOverlay
 		static := &winproxyv1alpha1.SourceVIPStatic{Addresses: []winproxyv1alpha1.NodeAddress{{NodeName: "big-0", Address: "10.100.0.254"}}}
 		for i := range 999 {

@@ -21,6 +21,7 @@ import (
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/configstatus"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // These tests replay the hostile inputs of issue #11 that harmed the controller.
@@ -66,7 +67,7 @@ func withoutMaxUnavailableBound(t *testing.T, store func() error) {
 		return err == nil, fmt.Sprint(err)
 	})
 	setRules(saved)
-	probe := newConfig("probe")
+	probe := testbuild.Config("probe")
 	probe.Spec.Rollout.MaxUnavailable = nil
 	eventually(t, waitTimeout, "the CRD to bound maxUnavailable again", func() (bool, string) {
 		u := &unstructured.Unstructured{Object: map[string]any{
@@ -122,7 +123,7 @@ func TestUndecodableConfigStopsNoOtherConfig(t *testing.T) {
 		nodeSpec{name: "dec-a", kubelet: "v1.34.1", labels: map[string]string{"pool": "a"}},
 		nodeSpec{name: "dec-b", kubelet: "v1.34.1", labels: map[string]string{"pool": "b"}},
 	)
-	createConfig(t, newConfig("dec-old", selecting(map[string]string{"pool": "a"})))
+	createConfig(t, testbuild.Config("dec-old", testbuild.Selecting(map[string]string{"pool": "a"})))
 	waitReady(t, "dec-old")
 	withoutMaxUnavailableBound(t, func() error {
 		return patchConfigJSON("dec-old", `{"spec":{"rollout":{"maxUnavailable":2147483648}}}`)
@@ -141,7 +142,7 @@ func TestUndecodableConfigStopsNoOtherConfig(t *testing.T) {
 	waitEvent(t, "dec-old", "Warning", winproxyv1alpha1.ReasonInvalidSpec, "2147483648")
 
 	// A newer config selecting both nodes gets the free one; the unreadable config keeps its own.
-	createConfig(t, newConfig("dec-new", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("dec-new", testbuild.DSR()))
 	cfg := waitReady(t, "dec-new")
 	if cfg.Status.Nodes.Selected != 1 || !slices.Equal(cfg.Status.ConflictingNodes, []string{"dec-a"}) {
 		t.Errorf("dec-new: nodes %+v, conflicting %v", cfg.Status.Nodes, cfg.Status.ConflictingNodes)
@@ -173,9 +174,9 @@ func TestDeletingTheOlderConfigHandsNodesOverAtPace(t *testing.T) {
 	startAgents(t, "ho-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("ho-", 4)...)
-	createConfig(t, newConfig("ho-a-old"))
+	createConfig(t, testbuild.Config("ho-a-old"))
 	waitReady(t, "ho-a-old")
-	createConfig(t, newConfig("ho-b-new", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("ho-b-new", testbuild.DSR()))
 	newer := waitCondition(t, "ho-b-new", winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonAllNodesClaimed)
 	eventually(t, waitTimeout, "ho-b-new standing by on every node", func() (bool, string) {
 		var missing []string
@@ -189,7 +190,7 @@ func TestDeletingTheOlderConfigHandsNodesOverAtPace(t *testing.T) {
 
 	old := hashes(t)
 	iw := watchInFlight(t, old)
-	if err := env.Client.Delete(context.Background(), newConfig("ho-a-old")); err != nil {
+	if err := env.Client.Delete(context.Background(), testbuild.Config("ho-a-old")); err != nil {
 		t.Fatal(err)
 	}
 	collectGarbage(t)
@@ -289,7 +290,7 @@ func TestNodeDataNeverFreezesStatus(t *testing.T) {
 		annotated("vip-service", svc.Spec.ClusterIP),
 		annotated("vip-good", "10.100.4.2"),
 	)
-	createConfig(t, newConfig("vip", func(c *winproxyv1alpha1.WindowsProxyConfig) {
+	createConfig(t, testbuild.Config("vip", func(c *winproxyv1alpha1.WindowsProxyConfig) {
 		c.Spec.Network = winproxyv1alpha1.NetworkSpec{Name: "vxlan0", Type: winproxyv1alpha1.NetworkTypeOverlay}
 		c.Spec.Overlay = &winproxyv1alpha1.OverlaySpec{SourceVIP: winproxyv1alpha1.SourceVIPSpec{
 			Strategy: winproxyv1alpha1.SourceVIPStrategyStatic, Static: &winproxyv1alpha1.SourceVIPStatic{},
@@ -334,7 +335,7 @@ func TestHandEditedSpecIsRestored(t *testing.T) {
 	startAgents(t, "edit-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("edit-", 2)...)
-	createConfig(t, newConfig("edit"))
+	createConfig(t, testbuild.Config("edit"))
 	waitReady(t, "edit")
 	ctx := context.Background()
 	w := wpns(t)["edit-0"]
@@ -382,7 +383,7 @@ func TestOrphanWindowsProxyNodesAreDeletedOrAdopted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	createConfig(t, newConfig("orph", selecting(map[string]string{"pool": "x"})))
+	createConfig(t, testbuild.Config("orph", testbuild.Selecting(map[string]string{"pool": "x"})))
 	eventually(t, waitTimeout, "the free orphan deleted, the selected one adopted", func() (bool, string) {
 		got := configNames(t)
 		return cmp.Equal(map[string]string{"orph-taken": "orph"}, got), fmt.Sprintf("%v", got)

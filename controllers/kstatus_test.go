@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // kstatusOf is what kstatus, and so Flux, Argo CD and helm --wait, read from config name now.
@@ -92,7 +93,7 @@ func TestStatusIsTruthfulForTools(t *testing.T) {
 	)
 
 	// DSR without WinDSR: the 1.32 node refuses the config; the others program it.
-	createConfig(t, newConfig("tool", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("tool", testbuild.DSR()))
 	cfg := waitCondition(t, "tool", winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesFailing)
 	if msg := cond(cfg, winproxyv1alpha1.ConditionStalled).Message; !strings.Contains(msg, "tool-132 (FeatureGateDisabled)") {
 		t.Errorf("Stalled message %q does not name the refused node", msg)
@@ -129,7 +130,7 @@ func TestStatusIsTruthfulForTools(t *testing.T) {
 	waitKstatus(t, "tool", status.CurrentStatus)
 
 	// A newer config selecting the same nodes manages nothing: not Ready, Failed, and loud.
-	createConfig(t, newConfig("tool-shadow"))
+	createConfig(t, testbuild.Config("tool-shadow"))
 	cfg = waitCondition(t, "tool-shadow", winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonAllNodesClaimed)
 	if msg := cond(cfg, winproxyv1alpha1.ConditionReady).Message; !strings.Contains(msg, "belong to older configs, so this config manages none: tool (3)") {
 		t.Errorf("Ready message %q does not name the older config", msg)
@@ -141,7 +142,7 @@ func TestStatusIsTruthfulForTools(t *testing.T) {
 	waitEvent(t, "tool-shadow", "Warning", winproxyv1alpha1.ReasonAllNodesClaimed, "tool (3)")
 
 	// A config no Windows node matches is Ready: there is nothing to wait for.
-	createConfig(t, newConfig("tool-none", selecting(map[string]string{"pool": "none"})))
+	createConfig(t, testbuild.Config("tool-none", testbuild.Selecting(map[string]string{"pool": "none"})))
 	waitCondition(t, "tool-none", winproxyv1alpha1.ConditionReady, metav1.ConditionTrue, winproxyv1alpha1.ReasonNoNodesSelected)
 	waitKstatus(t, "tool-none", status.CurrentStatus)
 }
@@ -153,7 +154,7 @@ func TestStalledRolloutIsFailedForTools(t *testing.T) {
 	ag := startAgents(t, "tstall-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("tstall-", 2)...)
-	createConfig(t, newConfig("tstall"))
+	createConfig(t, testbuild.Config("tstall"))
 	waitReady(t, "tstall")
 	ag.set("tstall-0", degrades)
 	updateConfig(t, "tstall", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Sync.PeriodSeconds = 50 })

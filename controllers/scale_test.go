@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // BenchmarkFleet measures the controller on a fleet of Windows nodes (1,000 by default,
@@ -48,7 +49,7 @@ func BenchmarkFleet(b *testing.B) {
 	c := startController(b)
 	startWatchingAgents(b, "scale-")
 	start = time.Now()
-	createConfig(b, newConfig("scale", func(c *winproxyv1alpha1.WindowsProxyConfig) {
+	createConfig(b, testbuild.Config("scale", func(c *winproxyv1alpha1.WindowsProxyConfig) {
 		c.Spec.Rollout.MaxUnavailable = ptrTo(intstr.FromString("100%"))
 	}))
 	<-allUpdated(b, nodes, nil)

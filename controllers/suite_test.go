@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 	"github.com/winproxy/winproxy/internal/testenv"
 )
 
@@ -420,23 +421,20 @@ func createNodes(t testing.TB, specs ...nodeSpec) {
 }
 
 func createNode(ctx context.Context, i int, s nodeSpec) error {
-	osName := "windows"
+	opts := []testbuild.NodeOption{
+		testbuild.Labels(s.labels), testbuild.Annotations(s.annotations),
+		testbuild.PodCIDRs(fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)),
+		testbuild.Kubelet(s.kubelet), testbuild.InternalIPs(fmt.Sprintf("192.168.%d.%d", i/250, 1+i%250)),
+	}
 	if s.linux {
-		osName = "linux"
+		opts = append(opts, testbuild.OS("linux"))
 	}
-	lbls := map[string]string{winproxyv1alpha1.OSLabel: osName}
-	for k, v := range s.labels {
-		lbls[k] = v
-	}
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: lbls, Annotations: s.annotations},
-		Spec:       corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.%d.%d.0/24", 100+i/250, i%250)}},
-	}
+	want := testbuild.Node(s.name, opts...)
+	n := want.DeepCopy()
 	if err := env.Client.Create(ctx, n); err != nil {
 		return err
 	}
-	n.Status.NodeInfo.KubeletVersion = s.kubelet
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.168.%d.%d", i/250, 1+i%250)}}
+	n.Status = want.Status
 	return env.Client.Status().Update(ctx, n)
 }
 

@@ -25,28 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 const waitTimeout = 30 * time.Second
-
-func newConfig(name string, mutate ...func(*winproxyv1alpha1.WindowsProxyConfig)) *winproxyv1alpha1.WindowsProxyConfig {
-	c := &winproxyv1alpha1.WindowsProxyConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: winproxyv1alpha1.WindowsProxyConfigSpec{
-			Network: winproxyv1alpha1.NetworkSpec{Name: "cbr0", Type: winproxyv1alpha1.NetworkTypeL2Bridge},
-		},
-	}
-	for _, m := range mutate {
-		m(c)
-	}
-	return c
-}
-
-func selecting(lbls map[string]string) func(*winproxyv1alpha1.WindowsProxyConfig) {
-	return func(c *winproxyv1alpha1.WindowsProxyConfig) {
-		c.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: lbls}
-	}
-}
 
 func createConfig(t testing.TB, c *winproxyv1alpha1.WindowsProxyConfig) {
 	t.Helper()
@@ -141,7 +123,7 @@ func TestFleetResolvesPerNodeVersion(t *testing.T) {
 	)
 
 	// DSR without the gate: nodes before 1.33 cannot use it and get no config.
-	createConfig(t, newConfig("fleet", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("fleet", testbuild.DSR()))
 	cfg := waitCondition(t, "fleet", winproxyv1alpha1.ConditionAccepted, metav1.ConditionTrue, winproxyv1alpha1.ReasonPartiallyResolved)
 	eventually(t, waitTimeout, "the three new nodes programmed", func() (bool, string) {
 		cfg = getConfig(t, "fleet")
@@ -326,7 +308,7 @@ func TestRolloutMaxUnavailableOne(t *testing.T) {
 	startAgents(t, "paced-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("paced-", 5)...)
-	createConfig(t, newConfig("paced"))
+	createConfig(t, testbuild.Config("paced"))
 	waitReady(t, "paced")
 
 	old := hashes(t)
@@ -375,7 +357,7 @@ func TestRolloutStallsPausesAndSurvivesRestart(t *testing.T) {
 	ag := startAgents(t, "stall-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("stall-", 4)...)
-	createConfig(t, newConfig("stall", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
+	createConfig(t, testbuild.Config("stall", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
 	waitReady(t, "stall")
 
 	// stall-0 is first in line and reports Degraded for the new config: the rollout stops there.
@@ -461,9 +443,9 @@ func TestConflictsResolveByAgeAndMoveOnDeletion(t *testing.T) {
 		nodeSpec{name: "conflict-b1", kubelet: "v1.34.0", labels: map[string]string{"pool": "b"}},
 	)
 	// Same second or not, "a-older" wins: created first, and first by name.
-	createConfig(t, newConfig("a-older", selecting(map[string]string{"pool": "a"})))
+	createConfig(t, testbuild.Config("a-older", testbuild.Selecting(map[string]string{"pool": "a"})))
 	waitReady(t, "a-older")
-	createConfig(t, newConfig("b-newer", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("b-newer", testbuild.DSR()))
 	cfg := waitCondition(t, "b-newer", winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig)
 	if diff := cmp.Diff([]string{"conflict-a1", "conflict-a2"}, cfg.Status.ConflictingNodes); diff != "" {
 		t.Errorf("conflictingNodes (-want,+got):\n%s", diff)
@@ -488,7 +470,7 @@ func TestConflictsResolveByAgeAndMoveOnDeletion(t *testing.T) {
 	waitEvents(t, "b-newer", eventConflict)
 
 	// The older config goes: its nodes move to the newer one.
-	if err := env.Client.Delete(context.Background(), newConfig("a-older")); err != nil {
+	if err := env.Client.Delete(context.Background(), testbuild.Config("a-older")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, waitTimeout, "every node owned by b-newer", func() (bool, string) {
@@ -512,7 +494,7 @@ func TestCleanup(t *testing.T) {
 	startAgents(t, "clean-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("clean-", 3)...)
-	createConfig(t, newConfig("clean", selecting(map[string]string{winproxyv1alpha1.OSLabel: "windows"})))
+	createConfig(t, testbuild.Config("clean", testbuild.Selecting(map[string]string{winproxyv1alpha1.OSLabel: "windows"})))
 	waitReady(t, "clean")
 	w := wpns(t)["clean-0"]
 	if !metav1.IsControlledBy(w, getConfig(t, "clean")) {
@@ -546,7 +528,7 @@ func TestCleanup(t *testing.T) {
 		return cfg.Status.Nodes.Selected == 1 && cond(cfg, winproxyv1alpha1.ConditionReady).Status == metav1.ConditionTrue, fmt.Sprintf("%+v", cfg.Status.Nodes)
 	})
 
-	if err := env.Client.Delete(ctx, newConfig("clean")); err != nil {
+	if err := env.Client.Delete(ctx, testbuild.Config("clean")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, waitTimeout, "every WindowsProxyNode deleted with the config", func() (bool, string) {
@@ -583,9 +565,9 @@ func TestInvalidSelectorKeepsHeldNodesAndTakeoverIsPaced(t *testing.T) {
 		specs[i].kubelet, specs[i].labels = "v1.34.1", map[string]string{"pool": "x"}
 	}
 	createNodes(t, specs...)
-	createConfig(t, newConfig("typo-a", selecting(map[string]string{"pool": "x"})))
+	createConfig(t, testbuild.Config("typo-a", testbuild.Selecting(map[string]string{"pool": "x"})))
 	waitReady(t, "typo-a")
-	createConfig(t, newConfig("typo-b", selecting(map[string]string{"pool": "x"}), func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.DSR.Enabled = true }))
+	createConfig(t, testbuild.Config("typo-b", testbuild.Selecting(map[string]string{"pool": "x"}), testbuild.DSR()))
 	waitCondition(t, "typo-b", winproxyv1alpha1.ConditionConflicted, metav1.ConditionTrue, winproxyv1alpha1.ReasonNodesClaimedByOlderConfig)
 	allA := map[string]string{"typo-0": "typo-a", "typo-1": "typo-a", "typo-2": "typo-a"}
 
@@ -607,7 +589,7 @@ func TestInvalidSelectorKeepsHeldNodesAndTakeoverIsPaced(t *testing.T) {
 
 	// Fixed to select other nodes: typo-b takes the nodes over one at a time, as a rollout.
 	iw := watchInFlight(t, old)
-	updateConfig(t, "typo-a", selecting(map[string]string{"pool": "y"}))
+	updateConfig(t, "typo-a", testbuild.Selecting(map[string]string{"pool": "y"}))
 	eventually(t, waitTimeout, "every node owned by typo-b", func() (bool, string) {
 		got := configNames(t)
 		return cmp.Equal(map[string]string{"typo-0": "typo-b", "typo-1": "typo-b", "typo-2": "typo-b"}, got), fmt.Sprintf("%v", got)
@@ -634,7 +616,7 @@ func TestLapseAfterRolloutIsNotAStall(t *testing.T) {
 	ag := startAgents(t, "lapse-")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("lapse-", 2)...)
-	createConfig(t, newConfig("lapse", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
+	createConfig(t, testbuild.Config("lapse", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Rollout.ProgressDeadlineSeconds = 10 }))
 	waitReady(t, "lapse")
 	eventually(t, waitTimeout, "both nodes report their hash programmed", func() (bool, string) {
 		ws := wpns(t)

@@ -9,36 +9,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func testConfig(name string, age time.Duration, sel map[string]string) winproxyv1alpha1.WindowsProxyConfig {
-	c := winproxyv1alpha1.WindowsProxyConfig{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age))}}
-	if sel != nil {
-		c.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: sel}
-	}
-	return c
+// config is a config created age before t0.
+func config(name string, age time.Duration, opts ...testbuild.ConfigOption) winproxyv1alpha1.WindowsProxyConfig {
+	return *testbuild.Config(name, append(opts, testbuild.CreatedAt(t0.Add(-age)))...)
 }
 
-func testNode(name string, lbls map[string]string) corev1.Node {
-	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}}
-}
+// pool selects the nodes of pool p.
+func pool(p string) testbuild.ConfigOption { return testbuild.Selecting(map[string]string{"pool": p}) }
 
 func TestPartition(t *testing.T) {
-	win := func(extra ...string) map[string]string {
-		l := map[string]string{winproxyv1alpha1.OSLabel: "windows"}
-		for i := 0; i+1 < len(extra); i += 2 {
-			l[extra[i]] = extra[i+1]
-		}
-		return l
-	}
+	inPool := func(p string) testbuild.NodeOption { return testbuild.Labels(map[string]string{"pool": p}) }
 	nodes := []corev1.Node{
-		testNode("linux-pool", map[string]string{winproxyv1alpha1.OSLabel: "linux", "pool": "a"}),
-		testNode("unlabelled", map[string]string{"pool": "a"}),
-		testNode("win-b", win("pool", "b")),
-		testNode("win-a2", win("pool", "a")),
-		testNode("win-a1", win("pool", "a")),
+		*testbuild.Node("linux-pool", testbuild.OS("linux"), inPool("a")),
+		*testbuild.Node("unlabelled", testbuild.OS(""), inPool("a")),
+		*testbuild.Node("win-b", inPool("b")),
+		*testbuild.Node("win-a2", inPool("a")),
+		*testbuild.Node("win-a1", inPool("a")),
 	}
 	type result struct {
 		Owned     []string
@@ -55,21 +46,21 @@ func TestPartition(t *testing.T) {
 	}{
 		{
 			name:    "no selector selects every Windows node, never a Linux one",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{config("all", time.Hour)},
 			self:    "all",
 			want:    result{Owned: []string{"win-a1", "win-a2", "win-b"}},
 		},
 		{
 			name:    "a selector matching Linux nodes still selects only Windows ones",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{testConfig("pool-a", time.Hour, map[string]string{"pool": "a"})},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{config("pool-a", time.Hour, pool("a"))},
 			self:    "pool-a",
 			want:    result{Owned: []string{"win-a1", "win-a2"}},
 		},
 		{
 			name: "the older config wins a shared node",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				testConfig("young", time.Minute, nil),
-				testConfig("old", time.Hour, map[string]string{"pool": "a"}),
+				config("young", time.Minute),
+				config("old", time.Hour, pool("a")),
 			},
 			self: "young",
 			want: result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "old"}, {Node: "win-a2", Owner: "old"}}},
@@ -77,8 +68,8 @@ func TestPartition(t *testing.T) {
 		{
 			name: "the older config is unaffected by the younger",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				testConfig("young", time.Minute, nil),
-				testConfig("old", time.Hour, map[string]string{"pool": "a"}),
+				config("young", time.Minute),
+				config("old", time.Hour, pool("a")),
 			},
 			self: "old",
 			want: result{Owned: []string{"win-a1", "win-a2"}},
@@ -86,8 +77,8 @@ func TestPartition(t *testing.T) {
 		{
 			name: "same age: the name decides",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				testConfig("beta", time.Hour, nil),
-				testConfig("alpha", time.Hour, nil),
+				config("beta", time.Hour),
+				config("alpha", time.Hour),
 			},
 			self: "beta",
 			want: result{Conflicts: []Conflict{{Node: "win-a1", Owner: "alpha"}, {Node: "win-a2", Owner: "alpha"}, {Node: "win-b", Owner: "alpha"}}},
@@ -97,8 +88,8 @@ func TestPartition(t *testing.T) {
 			// holding a node must not take it over because its name sorts first.
 			name: "same age: the holder keeps its node, the name decides the others",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				testConfig("beta", time.Hour, nil),
-				testConfig("alpha", time.Hour, nil),
+				config("beta", time.Hour),
+				config("alpha", time.Hour),
 			},
 			holders: map[string]string{"win-a1": "beta"},
 			self:    "beta",
@@ -107,8 +98,8 @@ func TestPartition(t *testing.T) {
 		{
 			name: "same age: a holder that no longer selects the node gives it up",
 			configs: []winproxyv1alpha1.WindowsProxyConfig{
-				testConfig("beta", time.Hour, map[string]string{"pool": "b"}),
-				testConfig("alpha", time.Hour, nil),
+				config("beta", time.Hour, pool("b")),
+				config("alpha", time.Hour),
 			},
 			holders: map[string]string{"win-a1": "beta"},
 			self:    "alpha",
@@ -116,34 +107,34 @@ func TestPartition(t *testing.T) {
 		},
 		{
 			name:    "a config with an invalid selector that holds nothing claims nothing",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), config("ok", time.Hour)},
 			self:    "ok",
 			want:    result{Owned: []string{"win-a1", "win-a2", "win-b"}},
 		},
 		{
 			name:    "an older config with an invalid selector keeps the nodes it holds",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), config("ok", time.Hour)},
 			holders: map[string]string{"win-a1": "broken", "win-a2": "broken", "win-b": "ok"},
 			self:    "ok",
 			want:    result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "broken"}, {Node: "win-a2", Owner: "broken"}}},
 		},
 		{
 			name:    "the config with the invalid selector owns what it holds",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), testConfig("ok", time.Hour, nil)},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(2 * time.Hour), config("ok", time.Hour)},
 			holders: map[string]string{"win-a1": "broken", "win-a2": "broken", "win-b": "ok", "linux-pool": "broken"},
 			self:    "broken",
 			want:    result{Owned: []string{"win-a1", "win-a2"}},
 		},
 		{
 			name:    "a younger config with an invalid selector loses what an older one selects",
-			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(time.Minute), testConfig("old", time.Hour, map[string]string{"pool": "a"})},
+			configs: []winproxyv1alpha1.WindowsProxyConfig{broken(time.Minute), config("old", time.Hour, pool("a"))},
 			holders: map[string]string{"win-a1": "broken", "win-b": "broken"},
 			self:    "broken",
 			want:    result{Owned: []string{"win-b"}, Conflicts: []Conflict{{Node: "win-a1", Owner: "old"}}},
 		},
 		{
 			name:       "an older config the controller cannot read keeps the nodes it holds and claims no other",
-			configs:    []winproxyv1alpha1.WindowsProxyConfig{testConfig("ok", time.Hour, nil)},
+			configs:    []winproxyv1alpha1.WindowsProxyConfig{config("ok", time.Hour)},
 			unreadable: []metav1.ObjectMeta{{Name: "unreadable", CreationTimestamp: metav1.NewTime(t0.Add(-2 * time.Hour))}},
 			holders:    map[string]string{"win-a1": "unreadable"},
 			self:       "ok",
@@ -166,14 +157,14 @@ func TestPartition(t *testing.T) {
 
 // broken is a config named "broken" whose selector cannot be parsed.
 func broken(age time.Duration) winproxyv1alpha1.WindowsProxyConfig {
-	c := testConfig("broken", age, nil)
+	c := config("broken", age)
 	c.Spec.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "pool", Operator: "Bogus"}}}
 	return c
 }
 
 func TestOwnerIgnoresLinux(t *testing.T) {
-	n := testNode("l", map[string]string{winproxyv1alpha1.OSLabel: "linux"})
-	if o := Owner(&n, Claimants([]winproxyv1alpha1.WindowsProxyConfig{testConfig("all", time.Hour, nil)}, nil, nil)); o != "" {
+	n := testbuild.Node("l", testbuild.OS("linux"))
+	if o := Owner(n, Claimants([]winproxyv1alpha1.WindowsProxyConfig{config("all", time.Hour)}, nil, nil)); o != "" {
 		t.Errorf("Owner() = %q, want none for a Linux node", o)
 	}
 }
