@@ -299,7 +299,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func normID(id string) string { return strings.ToUpper(strings.TrimSpace(id)) }
+func normID(id string) string { return string(IDOf(strings.TrimSpace(id))) }
 
 // lookup finds id's entry. It is called for listed objects on every sync,
 // so it looks id up as it is first: stored IDs are normalised, and HNS

@@ -69,25 +69,6 @@ type Endpoint struct {
 	ProviderAddress netip.Addr `json:"providerAddress,omitzero"`
 }
 
-// SameIDs compares lists of IDs as sets, case-insensitively: HNS parses
-// GUIDs, so both cases name the same object, and keeps no order. Lists
-// that HNS kept in the order it was given are usually identical, which is
-// checked first without copying them.
-func SameIDs(a, b []string) bool {
-	if slices.Equal(a, b) {
-		return true
-	}
-	norm := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = strings.ToUpper(id)
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(norm(a), norm(b))
-}
-
 // HasIP reports whether ip is one of the endpoint's addresses.
 func (e Endpoint) HasIP(ip netip.Addr) bool { return slices.Contains(e.IPs, ip) }
 

@@ -85,10 +85,10 @@ func Endpoints(w io.Writer, endpoints []hns.Endpoint) error {
 }
 
 // endpointIPs maps each endpoint's ID, upper-cased (HNS keeps no case), to its IPs joined by '+'.
-func endpointIPs(endpoints []hns.Endpoint) map[string]string {
-	ips := make(map[string]string, len(endpoints))
+func endpointIPs(endpoints []hns.Endpoint) map[hns.ID]string {
+	ips := make(map[hns.ID]string, len(endpoints))
 	for _, ep := range endpoints {
-		ips[strings.ToUpper(ep.ID)] = joinIPs(ep.IPs, "+")
+		ips[hns.IDOf(ep.ID)] = joinIPs(ep.IPs, "+")
 	}
 	return ips
 }
@@ -138,10 +138,10 @@ func sortEndpoints(endpoints []hns.Endpoint) []hns.Endpoint {
 
 // lbCells are a load balancer's VIP, ports, protocol, flags, port flags, source VIP, affinity
 // and backends, for a table row.
-func lbCells(lb hns.LoadBalancer, ips map[string]string) []any {
+func lbCells(lb hns.LoadBalancer, ips map[hns.ID]string) []any {
 	backends := make([]string, 0, len(lb.BackendEndpointIDs))
 	for _, id := range lb.BackendEndpointIDs {
-		if ip, ok := ips[strings.ToUpper(id)]; ok {
+		if ip, ok := ips[hns.IDOf(id)]; ok {
 			backends = append(backends, ip)
 		} else {
 			backends = append(backends, id+"?")

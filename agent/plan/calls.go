@@ -66,14 +66,14 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 		return nil, err
 	}
 	st := sim.State{Profile: simProfile(v, d.Host.WindowsBuild), Networks: d.Networks}
-	owners := map[string]string{}
+	owners := map[hns.ID]string{}
 	for _, lb := range d.LoadBalancers {
 		st.LoadBalancers = append(st.LoadBalancers, lb.LoadBalancer)
-		owners[strings.ToUpper(lb.ID)] = lb.Owner
+		owners[hns.IDOf(lb.ID)] = lb.Owner
 	}
 	for _, ep := range d.Endpoints {
 		st.Endpoints = append(st.Endpoints, ep.Endpoint)
-		owners[strings.ToUpper(ep.ID)] = ep.Owner
+		owners[hns.IDOf(ep.ID)] = ep.Owner
 	}
 	host := sim.MustNew(sim.WithState(st))
 	ledger, err := hns.OpenLedger("")
@@ -138,13 +138,13 @@ func simProfile(v hns.Version, build string) sim.Profile {
 // recorder passes HNS calls through and records the writes.
 type recorder struct {
 	hns.Client
-	owners map[string]string // by upper-case ID, as dumped
+	owners map[hns.ID]string // as dumped
 	before *hnsdump.Dump
 	calls  []Call
 }
 
 func (r *recorder) record(op hns.Op, id, object string, err error) {
-	c := Call{Operation: string(op), ID: id, Owner: r.owners[strings.ToUpper(id)], Object: object}
+	c := Call{Operation: string(op), ID: id, Owner: r.owners[hns.IDOf(id)], Object: object}
 	if err != nil {
 		c.Error = err.Error()
 	}
@@ -154,7 +154,7 @@ func (r *recorder) record(op hns.Op, id, object string, err error) {
 // outcome is what the recorded calls did to the dumped object id.
 func (r *recorder) outcome(id, owner string) string {
 	for _, c := range slices.Backward(r.calls) {
-		if c.Error != "" || !strings.EqualFold(c.ID, id) {
+		if c.Error != "" || !hns.SameID(c.ID, id) {
 			continue
 		}
 		switch hns.Op(c.Operation) {
@@ -188,7 +188,7 @@ func (r *recorder) CreateEndpoint(ctx context.Context, networkID string, ep hns.
 func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
 	object := ""
 	eps := r.endpoints(ctx)
-	if i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return strings.EqualFold(ep.ID, id) }); i >= 0 {
+	if i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return hns.SameID(ep.ID, id) }); i >= 0 {
 		object = describeEndpoint(eps[i].Endpoint)
 	}
 	err := r.Client.DeleteEndpoint(ctx, id)
@@ -236,7 +236,7 @@ func describeLB(lb hns.LoadBalancer, eps []hnsdump.Endpoint) string {
 	}
 	backends := make([]string, 0, len(lb.BackendEndpointIDs))
 	for _, id := range lb.BackendEndpointIDs {
-		i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return strings.EqualFold(ep.ID, id) })
+		i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return hns.SameID(ep.ID, id) })
 		switch {
 		case i >= 0 && len(eps[i].IPs) > 0:
 			backends = append(backends, eps[i].IPs[0].String())

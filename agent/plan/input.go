@@ -223,7 +223,7 @@ func dumpView(d *hnsdump.Dump, in *engine.Input, bad func(string, ...any)) (hns.
 	}
 	view.Found, view.Network = true, d.Networks[i]
 	for _, ep := range d.Endpoints {
-		if strings.EqualFold(ep.NetworkID, view.Network.ID) {
+		if hns.SameID(ep.NetworkID, view.Network.ID) {
 			view.Endpoints = append(view.Endpoints, ep.Endpoint)
 		}
 	}

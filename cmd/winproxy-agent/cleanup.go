@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +61,7 @@ func cleanup(ctx context.Context, c hns.Client, owned *hns.Owned) (cleanupReport
 	if _, err := owned.Settle(lbs); err != nil {
 		return r, err
 	}
-	inUse := map[string]bool{}
+	inUse := map[hns.ID]bool{}
 	// Load balancers first: they reference the endpoints.
 	for _, lb := range lbs {
 		if owned.OwnsLoadBalancer(lb) {
@@ -76,7 +75,7 @@ func cleanup(ctx context.Context, c hns.Client, owned *hns.Owned) (cleanupReport
 			r.unproven = append(r.unproven, lb.String())
 		}
 		for _, id := range lb.BackendEndpointIDs {
-			inUse[strings.ToUpper(id)] = true
+			inUse[hns.IDOf(id)] = true
 		}
 	}
 	// Every network's: the agent's endpoints stay on a network its config switched away from.
@@ -87,7 +86,7 @@ func cleanup(ctx context.Context, c hns.Client, owned *hns.Owned) (cleanupReport
 	for _, ep := range eps {
 		switch {
 		case !owned.OwnsEndpoint(ep):
-		case inUse[strings.ToUpper(ep.ID)]:
+		case inUse[hns.IDOf(ep.ID)]:
 			r.inUse = append(r.inUse, ep.String())
 		default:
 			if err := owned.DeleteEndpoint(ctx, ep); err != nil && !hns.IsNotFound(err) {

@@ -39,7 +39,7 @@ func checkEndpoint(t *testing.T, what string, want, got hns.Endpoint, network hn
 	if diff := cmp.Diff(viewEndpoint(want), viewEndpoint(got)); diff != "" {
 		t.Errorf("%s (-created +read back):\n%s", what, diff)
 	}
-	if !strings.EqualFold(got.NetworkID, network.ID) {
+	if !hns.SameID(got.NetworkID, network.ID) {
 		t.Errorf("%s: network %q, want %q", what, got.NetworkID, network.ID)
 	}
 }
@@ -51,7 +51,7 @@ type lbView struct {
 	PortMapping  hns.PortMapping
 	Flags        hns.LBFlags
 	SourceVIP    string
-	Backends     []string
+	Backends     []hns.ID
 }
 
 func viewLB(lb hns.LoadBalancer) lbView {
@@ -72,11 +72,11 @@ func checkLB(t *testing.T, what string, want, got hns.LoadBalancer) {
 	}
 }
 
-// idSet normalises IDs for comparison: upper case, sorted.
-func idSet(ids []string) []string {
-	out := make([]string, len(ids))
+// idSet normalises IDs for comparison: canonical, sorted.
+func idSet(ids []string) []hns.ID {
+	out := make([]hns.ID, len(ids))
 	for i, id := range ids {
-		out[i] = strings.ToUpper(id)
+		out[i] = hns.IDOf(id)
 	}
 	slices.Sort(out)
 	return out

@@ -30,7 +30,7 @@ func remoteRoundTrip(t *testing.T, h *host) {
 	spec := h.remoteSpec("backend", remote4(5))
 	got := h.createEndpoint(spec)
 	checkEndpoint(t, "created", spec, got, h.Network)
-	listed, ok := h.listed(h.Network.ID)[strings.ToUpper(got.ID)]
+	listed, ok := h.listed(h.Network.ID)[hns.IDOf(got.ID)]
 	if !ok {
 		t.Fatalf("endpoint %s not listed on its network", got.ID)
 	}
@@ -44,7 +44,7 @@ func remoteDualStack(t *testing.T, h *host) {
 	spec := h.remoteSpec("backend", remote4(6), remote6(6))
 	got := h.createEndpoint(spec)
 	checkEndpoint(t, "created", spec, got, h.Network)
-	checkEndpoint(t, "listed", spec, h.listed(h.Network.ID)[strings.ToUpper(got.ID)], h.Network)
+	checkEndpoint(t, "listed", spec, h.listed(h.Network.ID)[hns.IDOf(got.ID)], h.Network)
 }
 
 func remoteProviderAddress(t *testing.T, h *host) {
@@ -55,7 +55,7 @@ func remoteProviderAddress(t *testing.T, h *host) {
 	if got.ProviderAddress != providerAddress {
 		t.Errorf("created: PA %v, want %v", got.ProviderAddress, providerAddress)
 	}
-	if l := h.listed(h.Network.ID)[strings.ToUpper(got.ID)]; l.ProviderAddress != providerAddress {
+	if l := h.listed(h.Network.ID)[hns.IDOf(got.ID)]; l.ProviderAddress != providerAddress {
 		t.Errorf("listed: PA %v, want %v", l.ProviderAddress, providerAddress)
 	}
 }
@@ -70,7 +70,7 @@ func endpointIDs(t *testing.T, h *host) {
 		}
 		var listed []string
 		for id := range h.listed(h.Network.ID) {
-			listed = append(listed, id)
+			listed = append(listed, string(id))
 		}
 		return ids, listed, nil
 	}, pod.ID, remote.ID)
@@ -111,10 +111,10 @@ func listPerNetwork(t *testing.T, h *host) {
 	if len(listed) != 2 {
 		t.Errorf("ListEndpoints(network) = %v, want exactly the pod %s and the remote %s", listed, pod.ID, remote.ID)
 	}
-	if l, ok := listed[strings.ToUpper(pod.ID)]; !ok || l.Remote || l.Name != pod.Name {
+	if l, ok := listed[hns.IDOf(pod.ID)]; !ok || l.Remote || l.Name != pod.Name {
 		t.Errorf("pod endpoint listed as %v (present %v), want local and named %q", l, ok, pod.Name)
 	}
-	if l, ok := listed[strings.ToUpper(remote.ID)]; !ok || !l.Remote {
+	if l, ok := listed[hns.IDOf(remote.ID)]; !ok || !l.Remote {
 		t.Errorf("remote endpoint listed as %v (present %v), want remote", l, ok)
 	}
 	if other := h.listed(newGUID()); len(other) != 0 {
@@ -122,7 +122,7 @@ func listPerNetwork(t *testing.T, h *host) {
 	}
 	all := h.listed("")
 	for _, ep := range []hns.Endpoint{pod, remote} {
-		if _, ok := all[strings.ToUpper(ep.ID)]; !ok {
+		if _, ok := all[hns.IDOf(ep.ID)]; !ok {
 			t.Errorf("ListEndpoints(\"\") misses %s", ep.ID)
 		}
 	}
@@ -133,7 +133,7 @@ func endpointByName(t *testing.T, h *host) {
 	remote := h.remote("backend", remote4(5))
 	for _, want := range []hns.Endpoint{pod, remote} {
 		got, err := h.Client.GetEndpointByName(h.ctx, want.Name)
-		if err != nil || !strings.EqualFold(got.ID, want.ID) || got.Remote != want.Remote {
+		if err != nil || !hns.SameID(got.ID, want.ID) || got.Remote != want.Remote {
 			t.Errorf("GetEndpointByName %q = %v, %v; want %s", want.Name, got, err, want)
 		}
 	}
@@ -147,7 +147,7 @@ func deleteEndpoint(t *testing.T, h *host) {
 	if err := h.Client.DeleteEndpoint(h.ctx, ep.ID); err != nil {
 		t.Fatalf("DeleteEndpoint: %v", err)
 	}
-	if _, ok := h.listed(h.Network.ID)[strings.ToUpper(ep.ID)]; ok {
+	if _, ok := h.listed(h.Network.ID)[hns.IDOf(ep.ID)]; ok {
 		t.Errorf("deleted endpoint still listed")
 	}
 	if _, err := h.Client.GetEndpointByName(h.ctx, ep.Name); !errors.Is(err, hns.ErrEndpointNotFound) {
@@ -213,7 +213,7 @@ func endpointLowerCaseID(t *testing.T, h *host) {
 	if err := h.Client.DeleteEndpoint(h.ctx, strings.ToLower(ep.ID)); err != nil {
 		t.Fatalf("DeleteEndpoint(%s): %v", strings.ToLower(ep.ID), err)
 	}
-	if _, ok := h.listed(h.Network.ID)[strings.ToUpper(ep.ID)]; ok {
+	if _, ok := h.listed(h.Network.ID)[hns.IDOf(ep.ID)]; ok {
 		t.Errorf("endpoint deleted by its lower-case ID is still listed")
 	}
 }

@@ -236,7 +236,7 @@ func sweep(t *testing.T) int {
 
 func isOurs(lb hcn.HostComputeLoadBalancer, ourEPs map[string]hcn.HostComputeEndpoint) bool {
 	for _, id := range lb.HostComputeEndpoints {
-		if _, ok := ourEPs[strings.ToUpper(id)]; ok {
+		if _, ok := ourEPs[string(hns.IDOf(id))]; ok {
 			return true
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -117,15 +116,15 @@ func (h *host) removeEndpointLater(id string) {
 }
 
 // listed returns the network's endpoints by upper-cased ID.
-func (h *host) listed(networkID string) map[string]hns.Endpoint {
+func (h *host) listed(networkID string) map[hns.ID]hns.Endpoint {
 	h.t.Helper()
 	eps, err := h.Client.ListEndpoints(h.ctx, networkID)
 	if err != nil {
 		h.t.Fatalf("ListEndpoints %s: %v", networkID, err)
 	}
-	out := map[string]hns.Endpoint{}
+	out := map[hns.ID]hns.Endpoint{}
 	for _, ep := range eps {
-		out[strings.ToUpper(ep.ID)] = ep
+		out[hns.IDOf(ep.ID)] = ep
 	}
 	return out
 }
@@ -192,7 +191,7 @@ func (h *host) listedLB(id string) (hns.LoadBalancer, bool) {
 		h.t.Fatalf("ListLoadBalancers: %v", err)
 	}
 	for _, lb := range lbs {
-		if strings.EqualFold(lb.ID, id) {
+		if hns.SameID(lb.ID, id) {
 			return lb, true
 		}
 	}
@@ -206,7 +205,7 @@ var guidRE = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[
 // checkNewID fails unless id is a GUID other than the decoy the request carried.
 func checkNewID(t *testing.T, id, decoy string) {
 	t.Helper()
-	if !guidRE.MatchString(id) || strings.EqualFold(id, decoy) {
+	if !guidRE.MatchString(id) || hns.SameID(id, decoy) {
 		t.Errorf("ID %q: want a new GUID assigned by HNS, not the request's %q", id, decoy)
 	}
 }

@@ -28,7 +28,7 @@ func networkByName(t *testing.T, h *host) {
 	if err != nil {
 		t.Fatalf("GetNetworkByName %q: %v", h.Network.Name, err)
 	}
-	if !strings.EqualFold(n.ID, h.Network.ID) || n.Name != h.Network.Name || !strings.EqualFold(string(n.Type), string(h.Network.Type)) {
+	if !hns.SameID(n.ID, h.Network.ID) || n.Name != h.Network.Name || !strings.EqualFold(string(n.Type), string(h.Network.Type)) {
 		t.Errorf("GetNetworkByName = %s %q %s, want %s %q %s", n.ID, n.Name, n.Type, h.Network.ID, h.Network.Name, h.Network.Type)
 	}
 	if _, err := h.Client.GetNetworkByName(h.ctx, NamePrefix+"missing"); !errors.Is(err, hns.ErrNetworkNotFound) {

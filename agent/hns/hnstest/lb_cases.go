@@ -261,7 +261,7 @@ func lbLowerCaseIDs(t *testing.T, h *host) {
 	lb := h.createLB(spec)
 	lower := strings.ToLower(lb.ID)
 	got, err := h.Client.GetLoadBalancer(h.ctx, lower)
-	if err != nil || !strings.EqualFold(got.ID, lb.ID) {
+	if err != nil || !hns.SameID(got.ID, lb.ID) {
 		t.Errorf("GetLoadBalancer(%s) = %s, %v; want %s", lower, got.ID, err, lb.ID)
 	}
 	checkLB(t, "backend named in lower case", spec, got)

@@ -2,7 +2,6 @@ package hnstest
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,10 +39,10 @@ func networkRecreated(t *testing.T, h *host) {
 		t.Fatalf("recreating the network: %v", err)
 	}
 	h.Network = n
-	if strings.EqualFold(n.ID, old.ID) {
+	if hns.SameID(n.ID, old.ID) {
 		t.Errorf("the recreated network kept the ID %s", n.ID)
 	}
-	if got, err := h.Client.GetNetworkByName(h.ctx, old.Name); err != nil || !strings.EqualFold(got.ID, n.ID) {
+	if got, err := h.Client.GetNetworkByName(h.ctx, old.Name); err != nil || !hns.SameID(got.ID, n.ID) {
 		t.Errorf("GetNetworkByName after recreation = %s, %v; want %s", got.ID, err, n.ID)
 	}
 	for _, id := range []string{old.ID, n.ID} {

@@ -2,7 +2,6 @@ package hnstest
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -29,7 +28,7 @@ func modifyBackends(t *testing.T, h *host) {
 			checkLB(t, "get after a refused modify", created, h.getLB(lb.ID))
 			return
 		}
-		if !strings.EqualFold(got.ID, lb.ID) {
+		if !hns.SameID(got.ID, lb.ID) {
 			t.Errorf("modify changed the ID from %s to %s", lb.ID, got.ID)
 		}
 		checkLB(t, "modified", want, got)

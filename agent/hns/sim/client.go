@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -57,7 +56,7 @@ func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) ([]string, 
 	err := s.call(ctx, OpListEndpointIDs, networkID, func(h *host) error {
 		out = make([]string, 0, len(h.endpoints))
 		for _, r := range h.endpoints {
-			if networkID == "" || strings.EqualFold(r.obj.NetworkID, networkID) {
+			if networkID == "" || hns.SameID(r.obj.NetworkID, networkID) {
 				out = append(out, r.obj.ID)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
-	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -60,7 +59,7 @@ func newHost(p Profile) *host {
 }
 
 // key normalises an HNS GUID: HNS compares them case-insensitively.
-func key(id string) string { return strings.ToUpper(id) }
+func key(id string) string { return string(hns.IDOf(id)) }
 
 func (h *host) addNetwork(n hns.Network) {
 	h.seq++

@@ -1,0 +1,38 @@
+package hns
+
+import (
+	"slices"
+	"strings"
+)
+
+// ID is an HNS object's ID in canonical form, for comparing and indexing.
+// HNS names objects by GUID and parses GUIDs in either case, so "ab12…"
+// and "AB12…" are one object; which case an answer uses depends on the
+// call and the Windows release. Objects keep the ID as HNS spelt it (calls
+// pass it back unchanged); everything that compares or indexes IDs goes
+// through ID, so case folding lives here and nowhere else.
+type ID string
+
+// IDOf is the canonical form of an HNS ID.
+func IDOf(id string) ID { return ID(strings.ToUpper(id)) }
+
+// SameID reports whether two IDs name the same object.
+func SameID(a, b string) bool { return strings.EqualFold(a, b) }
+
+// SameIDs compares lists of IDs as sets: HNS keeps no order. Lists that
+// HNS kept in the order it was given are usually identical, which is
+// checked first without copying them.
+func SameIDs(a, b []string) bool {
+	if slices.Equal(a, b) {
+		return true
+	}
+	norm := func(ids []string) []ID {
+		out := make([]ID, len(ids))
+		for i, id := range ids {
+			out[i] = IDOf(id)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(norm(a), norm(b))
+}
