@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -137,7 +136,7 @@ func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Obs
 		return nil, false
 	}
 	network, err := a.raw.GetNetworkByName(ctx, networkName)
-	if err != nil || !strings.EqualFold(network.ID, listed.ID) {
+	if err != nil || !hns.SameID(network.ID, listed.ID) {
 		return nil, false
 	}
 	o := &Observation{Version: *a.version, LoadBalancers: lbs}
@@ -155,7 +154,7 @@ func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string) (e
 		return engine.HNSView{}, false
 	}
 	network, err := a.raw.GetNetworkByName(ctx, networkName)
-	if err != nil || !strings.EqualFold(network.ID, listed.ID) {
+	if err != nil || !hns.SameID(network.ID, listed.ID) {
 		return engine.HNSView{}, false
 	}
 	return engine.HNSView{Found: true, Network: network, Endpoints: local, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}, true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"slices"
-	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -31,14 +30,14 @@ type model struct {
 	lbs     []hns.LoadBalancer
 	// The slices are handed out in Observations and never changed in
 	// place (an Apply may be reading them): deletes and modifies are kept
-	// aside, by upper-case ID, and folded in by the next recall. Appends
+	// aside, by ID, and folded in by the next recall. Appends
 	// are safe: a handed-out slice keeps its length.
-	epGone, lbGone map[string]bool
-	lbNow          map[string]hns.LoadBalancer
-	// epAt and lbAt index eps and lbs by upper-case ID, for the few lookups
+	epGone, lbGone map[hns.ID]bool
+	lbNow          map[hns.ID]hns.LoadBalancer
+	// epAt and lbAt index eps and lbs by ID, for the few lookups
 	// of a sync that programs only what changed; built on first use, kept
 	// with appends, dropped when the slices are compacted.
-	epAt, lbAt map[string]int
+	epAt, lbAt map[hns.ID]int
 	// local are the local endpoints among eps (pods, the host's, the
 	// source VIP's): all the engine reads of them.
 	local []hns.Endpoint
@@ -80,15 +79,15 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		return hns.Network{}, nil, nil, false
 	}
 	if len(m.epGone) > 0 {
-		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
-		m.local = slices.DeleteFunc(slices.Clone(m.local), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
+		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
+		m.local = slices.DeleteFunc(slices.Clone(m.local), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
 		clear(m.epGone)
 		m.epAt = nil
 	}
 	if len(m.lbGone)+len(m.lbNow) > 0 {
 		lbs := make([]hns.LoadBalancer, 0, len(m.lbs))
 		for _, lb := range m.lbs {
-			id := strings.ToUpper(lb.ID)
+			id := hns.IDOf(lb.ID)
 			if now, ok := m.lbNow[id]; ok {
 				lb = now
 			}
@@ -113,8 +112,8 @@ func (m *model) localView() (hns.Network, []hns.Endpoint, bool) {
 	}
 	local := m.local
 	for _, ep := range local {
-		if m.epGone[strings.ToUpper(ep.ID)] {
-			local = slices.DeleteFunc(slices.Clone(local), func(ep hns.Endpoint) bool { return m.epGone[strings.ToUpper(ep.ID)] })
+		if m.epGone[hns.IDOf(ep.ID)] {
+			local = slices.DeleteFunc(slices.Clone(local), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
 			break
 		}
 	}
@@ -123,7 +122,7 @@ func (m *model) localView() (hns.Network, []hns.Endpoint, bool) {
 
 // endpoint and loadBalancer look an object of the model up by ID.
 func (m *model) endpoint(id string) (hns.Endpoint, bool) {
-	uid := strings.ToUpper(id)
+	uid := hns.IDOf(id)
 	if !m.valid || m.epGone[uid] {
 		return hns.Endpoint{}, false
 	}
@@ -138,7 +137,7 @@ func (m *model) endpoint(id string) (hns.Endpoint, bool) {
 }
 
 func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
-	uid := strings.ToUpper(id)
+	uid := hns.IDOf(id)
 	if !m.valid || m.lbGone[uid] {
 		return hns.LoadBalancer{}, false
 	}
@@ -155,10 +154,10 @@ func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 	return m.lbs[i], true
 }
 
-func byID[T any](objs []T, id func(T) string) map[string]int {
-	at := make(map[string]int, len(objs))
+func byID[T any](objs []T, id func(T) string) map[hns.ID]int {
+	at := make(map[hns.ID]int, len(objs))
 	for i, o := range objs {
-		at[strings.ToUpper(id(o))] = i
+		at[hns.IDOf(id(o))] = i
 	}
 	return at
 }
@@ -190,7 +189,7 @@ func (m *model) hash(id string) uint64 {
 	}
 	var buf [64]byte
 	if len(id) > len(buf) {
-		return maphash.String(m.seed, strings.ToUpper(id))
+		return maphash.String(m.seed, string(hns.IDOf(id)))
 	}
 	b := buf[:len(id)]
 	for i := range len(id) {
@@ -231,10 +230,10 @@ func (m *model) wrote(err error, deleting bool, update func()) {
 func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
 	created, err := m.Client.CreateEndpoint(ctx, networkID, ep)
 	m.wrote(err, false, func() {
-		if strings.EqualFold(networkID, m.network.ID) {
+		if hns.SameID(networkID, m.network.ID) {
 			m.eps = append(m.eps, created)
 			if m.epAt != nil {
-				m.epAt[strings.ToUpper(created.ID)] = len(m.eps) - 1
+				m.epAt[hns.IDOf(created.ID)] = len(m.eps) - 1
 			}
 			if !created.Remote {
 				m.local = append(m.local, created)
@@ -256,7 +255,7 @@ func (m *model) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hn
 	m.wrote(err, false, func() {
 		m.lbs = append(m.lbs, created)
 		if m.lbAt != nil {
-			m.lbAt[strings.ToUpper(created.ID)] = len(m.lbs) - 1
+			m.lbAt[hns.IDOf(created.ID)] = len(m.lbs) - 1
 		}
 		m.added(created.ID)
 	})
@@ -267,11 +266,11 @@ func (m *model) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBa
 	got, err := m.Client.ModifyLoadBalancer(ctx, id, lb)
 	m.wrote(err, false, func() {
 		if m.lbNow == nil {
-			m.lbNow = map[string]hns.LoadBalancer{}
+			m.lbNow = map[hns.ID]hns.LoadBalancer{}
 		}
 		now := got
 		now.ID = id
-		m.lbNow[strings.ToUpper(id)] = now
+		m.lbNow[hns.IDOf(id)] = now
 	})
 	return got, err
 }
@@ -282,9 +281,9 @@ func (m *model) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return err
 }
 
-func mark(set *map[string]bool, id string) {
+func mark(set *map[hns.ID]bool, id string) {
 	if *set == nil {
-		*set = map[string]bool{}
+		*set = map[hns.ID]bool{}
 	}
-	(*set)[strings.ToUpper(id)] = true
+	(*set)[hns.IDOf(id)] = true
 }

@@ -1,0 +1,179 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// maxDelta is the most load balancers a sync programs one by one from
+// engine.Changes; a bigger change (a config rollout, many services at
+// once) takes a full Apply, whose cost does not grow with the change.
+const maxDelta = 256
+
+// ApplyChanges programs only what the engine says changed (engine.Changes),
+// from the model of HNS the applier keeps, without reading or diffing
+// anything else: the cost of a sync follows the change, not the cluster.
+// False means the sync could not be done that way and the caller must run
+// a full Apply (from Recall or Observe): the last full Apply left failures
+// or retries, the node context changed, the change is large, or a write
+// failed or met something unexpected (a frontend a foreign load balancer
+// holds, an object gone). What was written before that is kept, and the
+// full Apply starts from it.
+func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine.Changes) (Result, bool, error) {
+	r := Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+	// Whatever happens next, what changed is programmed only once a full
+	// Apply has run, unless this one succeeds.
+	settled := a.settled
+	a.settled = false
+	if !settled || ch.Everything || !d.Effective.Programmable || len(a.retries) > 0 || len(ch.LoadBalancers) > maxDelta {
+		return r, false, nil
+	}
+	network, local, ok := a.model.localView()
+	if !ok || !hns.SameID(network.ID, a.networkID) {
+		return r, false, nil
+	}
+	o := &Observation{Version: *a.version}
+	o.View = engine.HNSView{Found: true, Network: network, Capabilities: hns.CapabilitiesFor(*a.version)}
+	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: newIndex(), strict: true}
+	for _, ep := range local {
+		for _, ip := range ep.IPs {
+			s.local[ip] = ep.ID
+		}
+	}
+	err := s.runChanges(ch)
+	switch {
+	case errors.Is(err, errNotDelta):
+		return r, false, nil
+	case err != nil:
+		return r, true, err
+	}
+	a.settled = true
+	a.remotes += s.createdRemote - r.Writes[WriteEPDelete]
+	r.LBsProgrammed, r.RemoteEndpoints = r.LBsDesired, a.remotes
+	return r, true, nil
+}
+
+// runChanges is ApplyChanges' sync, in the phases of a full one: endpoints
+// the changed load balancers need, then the load balancers (unwanted ones
+// first, freeing their frontends), then the endpoints nothing wants. Any
+// failure, and anything the model cannot tell, ends it with errNotDelta.
+func (s *syncState) runChanges(ch engine.Changes) error {
+	keys := slices.SortedFunc(slices.Values(ch.LoadBalancers), func(a, b engine.LBKey) int { return a.Compare(b) })
+	ips := slices.SortedFunc(slices.Values(ch.RemoteEndpoints), func(a, b netip.Addr) int { return a.Compare(b) })
+	ops, err := s.planChangedEndpoints(ips)
+	if err != nil {
+		return err
+	}
+	if _, err := s.execute(ops); err != nil {
+		return err
+	}
+	if ops, err = s.planChangedLoadBalancers(keys); err != nil {
+		return err
+	}
+	if _, err := s.execute(ops); err != nil {
+		return err
+	}
+	if ops, err = s.planChangedUnused(ips); err != nil {
+		return err
+	}
+	_, err = s.execute(ops)
+	return err
+}
+
+// planChangedEndpoints creates the wanted remote endpoints among ips that
+// the applier does not know yet.
+func (s *syncState) planChangedEndpoints(ips []netip.Addr) ([]op, error) {
+	var ops []op
+	for _, ip := range ips {
+		want, wanted := s.d.RemoteEndpoints[ip]
+		if _, isLocal := s.local[ip]; !wanted || isLocal {
+			continue
+		}
+		id, known := s.a.epIDs[ip]
+		if !known {
+			ops = append(ops, s.planRemote(want)...)
+			continue
+		}
+		ep, found := s.a.model.endpoint(id)
+		switch {
+		case !found:
+			return nil, errNotDelta // deleted behind the agent's back
+		case !remoteMatches(ep, want) && s.a.owned.OwnsEndpoint(ep):
+			return nil, errNotDelta // ours but stale: the full sync replaces it
+		}
+		// A foreign endpoint is used as it is, as in a full sync.
+	}
+	return ops, nil
+}
+
+// planChangedLoadBalancers deletes the load balancers of the keys no
+// longer wanted, then creates or updates the wanted ones that differ.
+func (s *syncState) planChangedLoadBalancers(keys []engine.LBKey) ([]op, error) {
+	var ops []op
+	for _, key := range keys {
+		id, mapped := s.a.lbIDs[key]
+		if _, wanted := s.d.LoadBalancers[key]; wanted || !mapped {
+			continue
+		}
+		cur, found := s.a.model.loadBalancer(id)
+		if !found || !s.a.owned.OwnsLoadBalancer(cur) {
+			return nil, errNotDelta
+		}
+		ops = append(ops, op{kind: opDeleteLB, reason: ReasonLBUnwanted, lb: &engine.LoadBalancer{Key: key}, cur: cur})
+	}
+	noModify := s.a.noModify
+	for _, key := range keys {
+		lb, wanted := s.d.LoadBalancers[key]
+		if !wanted {
+			continue
+		}
+		if id, mapped := s.a.lbIDs[key]; mapped {
+			cur, found := s.a.model.loadBalancer(id)
+			if !found {
+				return nil, errNotDelta
+			}
+			s.listedLB[hns.IDOf(cur.ID)] = cur
+			if s.programmed(lb) {
+				continue
+			}
+		}
+		var o op
+		o, noModify = s.planLoadBalancer(&lb, noModify)
+		if o.kind == opFail {
+			return nil, errNotDelta
+		}
+		ops = append(ops, o)
+	}
+	return ops, nil
+}
+
+// planChangedUnused deletes the agent's remote endpoints among ips that no
+// desired endpoint wants any more. Every load balancer that used one was
+// changed with it, so none does now.
+func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
+	var ops []op
+	for _, ip := range ips {
+		if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
+			continue
+		}
+		id, ok := s.a.epIDs[ip]
+		if !ok {
+			continue
+		}
+		ep, found := s.a.model.endpoint(id)
+		if !found {
+			return nil, errNotDelta
+		}
+		if !s.a.owned.OwnsEndpoint(ep) {
+			ops = append(ops, op{kind: opUnbindEP, reason: ReasonEndpointUnused, ip: ip})
+			continue
+		}
+		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointUnused, ip: ip, ep: ep})
+	}
+	return ops, nil
+}

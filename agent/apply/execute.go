@@ -1,0 +1,274 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// errNotDelta ends a sync that cannot be done from the changes alone: the
+// caller runs a full Apply, which knows what to do about it.
+var errNotDelta = errors.New("not a change the applier can program on its own")
+
+// execute performs ops in order. Every write is counted and recorded with
+// its reason; a failed object is recorded and, if it is created or
+// updated, retried with backoff on later syncs, and the other ops go on.
+// It returns stop when a gate op failed (the rest of the sync is skipped),
+// and an error when HNS went away or the caller gave up (isFatal), when
+// the ledger cannot be written, or (strict) at the first failure, which
+// is then left to the full Apply.
+func (s *syncState) execute(ops []op) (stop bool, err error) {
+	for i := range ops {
+		o := &ops[i]
+		err := s.perform(o)
+		switch {
+		case err == nil:
+			if k, ok := o.retryKey(); ok && len(s.a.retries) > 0 {
+				delete(s.a.retries, k)
+			}
+			continue
+		case isFatal(err), errors.Is(err, errLedger):
+			return false, err
+		case s.strict:
+			// The full Apply that follows tries again at once, from a list
+			// if the write left the model untrusted: no backoff yet.
+			return false, errNotDelta
+		}
+		if o.kind == opDefer {
+			s.r.Failures = append(s.r.Failures, Failure{Object: o.object(), Err: err, Deferred: true})
+		} else {
+			if k, ok := o.retryKey(); ok {
+				s.a.backoff(k, err)
+			}
+			s.fail(o.object(), err)
+		}
+		if o.gate {
+			s.r.Skipped = SkippedSourceVIP
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// errLedger wraps a failure to record ownership: it ends the sync.
+var errLedger = errors.New("ownership ledger")
+
+func (s *syncState) fail(object string, err error) {
+	s.r.Failures = append(s.r.Failures, Failure{Object: object, Err: err})
+}
+
+// perform carries out one op and what follows from its outcome for the
+// sync's tables and the applier's memory.
+func (s *syncState) perform(o *op) error {
+	switch o.kind {
+	case opDefer:
+		err, _ := s.a.waiting(o.mustRetryKey())
+		return err
+	case opFail:
+		return fmt.Errorf("no backend endpoint could be created")
+	case opSettled:
+		return nil
+	case opUnbindEP:
+		delete(s.a.epIDs, o.ip)
+		return nil
+	case opDisown:
+		return s.disown(o.cur)
+	case opCreateEndpoint, opReplaceEndpoint:
+		return s.createEndpoint(o)
+	case opDeleteEndpoint:
+		return s.deleteEndpoint(o)
+	case opDeleteLB:
+		if err := s.deleteLB(o.reason, o.cur); err != nil {
+			return err
+		}
+		if o.lb != nil {
+			delete(s.a.lbIDs, o.lb.Key)
+		}
+		return nil
+	}
+	return s.programLB(o)
+}
+
+func (o *op) mustRetryKey() retryKey {
+	if o.lb != nil {
+		return lbRetryKey(o.lb.Key)
+	}
+	return epRetryKey(o.ep.IPs[0])
+}
+
+// call counts and records one HNS write.
+func (s *syncState) call(c Call) {
+	s.r.Writes[writeOf[c.Op]]++
+	s.r.Calls = append(s.r.Calls, c)
+}
+
+// createEndpoint creates o.ep, deleting the stale one a replace names
+// first. A remote one is remembered by address, a local one (the source
+// VIP) is a local endpoint from now on.
+func (s *syncState) createEndpoint(o *op) error {
+	if o.kind == opReplaceEndpoint {
+		if err := s.deleteEndpoint(&op{kind: opDeleteEndpoint, reason: o.reason, ip: o.ip, ep: o.stale}); err != nil {
+			return err
+		}
+	}
+	ip := o.ep.IPs[0]
+	ep, err := s.a.owned.CreateEndpoint(s.ctx, s.o.View.Network.ID, o.ep)
+	s.call(Call{Op: hns.OpCreateEndpoint, Reason: o.reason, IP: ip, Err: err})
+	if err != nil {
+		return err
+	}
+	if !o.ep.Remote {
+		s.local[ip] = ep.ID
+		return nil
+	}
+	s.a.epIDs[ip] = ep.ID
+	s.createdRemote++
+	return nil
+}
+
+// deleteEndpoint deletes a listed endpoint; one gone already counts as
+// deleted.
+func (s *syncState) deleteEndpoint(o *op) error {
+	err := s.a.owned.DeleteEndpoint(s.ctx, o.ep)
+	s.call(Call{Op: hns.OpDeleteEndpoint, Reason: o.reason, IP: o.ip, ID: o.ep.ID, Err: err})
+	if err != nil && !hns.IsNotFound(err) {
+		if o.reason == ReasonEndpointUnused {
+			s.keptRemote++
+		}
+		return err
+	}
+	s.markGone(o.ep.ID)
+	switch o.reason {
+	case ReasonEndpointStale:
+		delete(s.remoteByIP, o.ip)
+		delete(s.a.epIDs, o.ip)
+	case ReasonEndpointUnused:
+		for _, ip := range o.ep.IPs {
+			if hns.SameID(s.a.epIDs[ip], o.ep.ID) {
+				delete(s.a.epIDs, ip)
+			}
+		}
+	}
+	return nil
+}
+
+// programLB creates, modifies or replaces o.lb's load balancer.
+func (s *syncState) programLB(o *op) error {
+	a := s.a
+	key := o.lb.Key
+	mapped := o.kind == opModifyLB || o.kind == opReplaceLB
+	if o.reason == ReasonLBChangedBehindBack {
+		if err := s.disown(o.cur); err != nil {
+			return err
+		}
+		delete(a.lbIDs, key)
+	}
+	if o.reason == ReasonModifyNotCarriedOut {
+		a.noModify = true
+	}
+	if mapped {
+		if _, listed := s.listedLB[hns.IDOf(o.cur.ID)]; !listed {
+			// Deleted earlier in this sync, as the blocker of a create.
+			delete(a.lbIDs, key)
+			mapped = false
+		}
+	}
+	if mapped && o.kind == opModifyLB && !a.noModify {
+		got, err := a.owned.ModifyLoadBalancer(s.ctx, o.cur, o.want)
+		s.call(Call{Op: hns.OpModifyLoadBalancer, Reason: o.reason, Key: key, ID: o.cur.ID, Err: err})
+		if err == nil {
+			s.listedLB[hns.IDOf(got.ID)] = got
+			a.modified[key] = o.want
+			s.r.LBsProgrammed++
+			return nil
+		}
+		if !hns.IsNotImplemented(err) {
+			return err
+		}
+		a.noModify = true // E_NOTIMPL: fall back for the rest of the process
+	}
+	if mapped {
+		if err := s.deleteLB(o.reason, o.cur); err != nil {
+			return err
+		}
+		delete(a.lbIDs, key)
+	}
+	got, err := s.createLB(o.reason, key, o.want)
+	if err != nil {
+		return err
+	}
+	a.lbIDs[key] = got.ID
+	s.listedLB[hns.IDOf(got.ID)] = got
+	// A new LB: no modify of the key asked before is left to check (an
+	// ApplyChanges would compare it with the LB created since).
+	delete(a.modified, key)
+	delete(a.lastModified, key)
+	s.r.LBsProgrammed++
+	return nil
+}
+
+func (s *syncState) deleteLB(reason Reason, lb hns.LoadBalancer) error {
+	err := s.a.owned.DeleteLoadBalancer(s.ctx, lb)
+	s.call(Call{Op: hns.OpDeleteLoadBalancer, Reason: reason, ID: lb.ID, Err: err})
+	if err != nil && !hns.IsNotFound(err) {
+		return err
+	}
+	delete(s.listedLB, hns.IDOf(lb.ID))
+	return nil
+}
+
+// disown gives up a recorded LB that does not prove to be the agent's: it
+// was changed behind the agent's back (so it is not what the agent wrote),
+// or recorded without fingerprint by an earlier version and found identical
+// to nothing desired. Its entry is dropped and it is reported; the agent
+// leaves it alone from then on, unless it blocks a frontend
+// (docs/design/dataplane.md#foreign-load-balancers).
+func (s *syncState) disown(lb hns.LoadBalancer) error {
+	if err := s.a.owned.Disown(lb.ID); err != nil {
+		return fmt.Errorf("%w: %w", errLedger, err)
+	}
+	s.r.Disowned = append(s.r.Disowned, lb.String())
+	return nil
+}
+
+// createLB creates an LB. On "port exists", like winkernel
+// (docs/design/dataplane.md#foreign-load-balancers), if exactly one listed
+// LB has the same frontend it is deleted — even a foreign one — and the
+// create made again; the replacement is reported.
+func (s *syncState) createLB(reason Reason, key engine.LBKey, want hns.LoadBalancer) (hns.LoadBalancer, error) {
+	got, err := s.a.owned.CreateLoadBalancer(s.ctx, want)
+	s.call(Call{Op: hns.OpCreateLoadBalancer, Reason: reason, Key: key, Err: err})
+	if err == nil || !hns.IsPortExists(err) {
+		return got, err
+	}
+	var blockers []hns.LoadBalancer
+	for _, lb := range s.listedLB {
+		if lb.Frontend() == want.Frontend() {
+			blockers = append(blockers, lb)
+		}
+	}
+	if len(blockers) != 1 {
+		return got, err
+	}
+	b := blockers[0]
+	owned := s.a.owned.OwnsLoadBalancer(b)
+	var derr error
+	if owned {
+		derr = s.a.owned.DeleteLoadBalancer(s.ctx, b)
+	} else {
+		derr = s.a.raw.DeleteLoadBalancer(s.ctx, b.ID)
+	}
+	s.call(Call{Op: hns.OpDeleteLoadBalancer, Reason: ReasonFrontendTaken, ID: b.ID, Err: derr})
+	if derr != nil && !hns.IsNotFound(derr) {
+		return got, err
+	}
+	delete(s.listedLB, hns.IDOf(b.ID))
+	if !owned {
+		s.r.ForeignReplaced = append(s.r.ForeignReplaced, fmt.Sprintf("%s (%s)", b.Frontend(), b.ID))
+	}
+	got, err = s.a.owned.CreateLoadBalancer(s.ctx, want)
+	s.call(Call{Op: hns.OpCreateLoadBalancer, Reason: reason, Key: key, Err: err})
+	return got, err
+}

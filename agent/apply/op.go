@@ -1,0 +1,134 @@
+package apply
+
+import (
+	"net/netip"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Reason is the rule of the applier that asks for an operation. The values
+// are public (winproxy-agent plan prints them): do not change them.
+type Reason string
+
+// The applier's rules (docs/design/dataplane.md#the-applier).
+const (
+	// ReasonDuplicateOfLocal: a remote endpoint of the agent's holds an
+	// address a local endpoint has (Windows Server 2019/2022 answer for both).
+	ReasonDuplicateOfLocal Reason = "DuplicateOfLocalEndpoint"
+	// ReasonSourceVIPMissing: the overlay source-VIP endpoint does not exist.
+	ReasonSourceVIPMissing Reason = "SourceVIPEndpointMissing"
+	// ReasonSourceVIPStale: a source-VIP endpoint of the agent's holds an
+	// address that is no longer the source VIP, and no load balancer uses it.
+	ReasonSourceVIPStale Reason = "SourceVIPEndpointStale"
+	// ReasonEndpointMissing: no endpoint holds a wanted remote address.
+	ReasonEndpointMissing Reason = "EndpointMissing"
+	// ReasonEndpointStale: the agent's endpoint for a wanted address has
+	// another MAC or provider address; endpoints cannot be modified.
+	ReasonEndpointStale Reason = "EndpointStale"
+	// ReasonEndpointUnused: no wanted address and no load balancer in HNS
+	// uses one of the agent's remote endpoints.
+	ReasonEndpointUnused Reason = "EndpointUnused"
+	// ReasonLBMissing: no load balancer in HNS is a wanted one's.
+	ReasonLBMissing Reason = "LoadBalancerMissing"
+	// ReasonLBChanged: the wanted load balancer's differs from the agent's
+	// in HNS: modified, or deleted and created where HNS cannot modify it
+	// or the service opted out.
+	ReasonLBChanged Reason = "LoadBalancerChanged"
+	// ReasonModifyNotCarriedOut: HNS accepted the last modify of this load
+	// balancer without carrying it out (HNS 15.4, k/k #131466): from now on
+	// load balancers are deleted and created.
+	ReasonModifyNotCarriedOut Reason = "ModifyNotCarriedOut"
+	// ReasonLBChangedBehindBack: a recorded load balancer no longer has the
+	// content the agent wrote: it is given up and the wanted one created.
+	ReasonLBChangedBehindBack Reason = "LoadBalancerChangedBehindBack"
+	// ReasonLBUnwanted: no wanted load balancer maps to one of the agent's.
+	ReasonLBUnwanted Reason = "LoadBalancerUnwanted"
+	// ReasonLBNotOwned: a recorded load balancer that is wanted by nothing
+	// does not prove to be the agent's: it is given up, not deleted.
+	ReasonLBNotOwned Reason = "LoadBalancerNotOwned"
+	// ReasonFrontendTaken: HNS refused a create because exactly one load
+	// balancer holds its frontend; that one is deleted, even a foreign one,
+	// and the create made again (docs/design/dataplane.md#foreign-load-balancers).
+	ReasonFrontendTaken Reason = "FrontendTaken"
+	// ReasonRetryNotDue: the object failed recently; its retry waits.
+	ReasonRetryNotDue Reason = "RetryNotDue"
+	// ReasonNoBackendEndpoint: none of the load balancer's backends has an
+	// endpoint (their creation failed): what HNS holds is left alone.
+	ReasonNoBackendEndpoint Reason = "NoBackendEndpoint"
+	// ReasonProgrammed: the load balancer is as wanted; a retry it had
+	// waiting is dropped.
+	ReasonProgrammed Reason = "Programmed"
+)
+
+// opKind is what an operation does. Most are one HNS write; replace is a
+// delete and a create, and a few make no call at all.
+type opKind uint8
+
+const (
+	opCreateEndpoint  opKind = iota + 1
+	opReplaceEndpoint        // delete the listed endpoint, create the wanted one
+	opDeleteEndpoint
+	opCreateLB // disowning the mapped one first for ReasonLBChangedBehindBack
+	opModifyLB
+	opReplaceLB // delete the mapped one, create the wanted one
+	opDeleteLB
+	opDisown   // a ledger write, no HNS call
+	opDefer    // no call: the object's retry is not due
+	opFail     // no call: the object cannot be programmed
+	opSettled  // no call: the object is as wanted
+	opUnbindEP // no call: forget a foreign endpoint no longer wanted
+)
+
+// op is one step of a plan: what to do to which object, and why. The
+// planner fills in what the executor needs and nothing is looked up again,
+// except the IDs of endpoints created earlier in the same sync.
+type op struct {
+	kind   opKind
+	reason Reason
+	// gate makes the op's failure end the sync's writes (the source VIP:
+	// no load balancer is programmed without it).
+	gate bool
+
+	// Endpoints: ip is the wanted address (creates, stale replaces and
+	// unused deletes of remote endpoints); ep is the one to create, or the
+	// listed one to delete; stale the listed one a replace deletes.
+	ip    netip.Addr
+	ep    hns.Endpoint
+	stale hns.Endpoint
+
+	// Load balancers: lb is the wanted one and want its HNS form; cur is
+	// the one HNS holds (modify, replace, delete, disown).
+	lb   *engine.LoadBalancer
+	want hns.LoadBalancer
+	cur  hns.LoadBalancer
+}
+
+// object names what the op is about, in failures and events.
+func (o *op) object() string {
+	switch {
+	case o.lb != nil:
+		return "load balancer " + o.lb.Key.String()
+	case o.kind == opDeleteLB || o.kind == opDisown:
+		return "load balancer " + o.cur.ID
+	case o.reason == ReasonSourceVIPMissing:
+		return "source-VIP endpoint " + o.ep.IPs[0].String()
+	case o.reason == ReasonSourceVIPStale:
+		return "source-VIP endpoint " + o.ep.ID
+	case o.ip.IsValid():
+		return "endpoint " + o.ip.String()
+	}
+	return "endpoint " + o.ep.ID
+}
+
+// retryKey is the object whose retry the op's outcome sets or clears:
+// creates back off, deletes are tried again on the next sync.
+func (o *op) retryKey() (retryKey, bool) {
+	switch {
+	case o.lb != nil && o.kind != opFail:
+		return lbRetryKey(o.lb.Key), true
+	case o.kind == opCreateEndpoint || o.kind == opReplaceEndpoint:
+		return epRetryKey(o.ep.IPs[0]), true
+	}
+	return retryKey{}, false
+}

@@ -1,0 +1,122 @@
+package apply
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// planLocalEndpoints is the first phase: the agent's remote endpoints
+// that duplicate a local one's address (the WS2019/2022 quirk) go, and the
+// overlay source-VIP endpoint is created when the engine asks for it.
+// Failing that, no load balancer is programmed this sync
+// (docs/design/dataplane.md#the-source-vip-endpoint), and HNS is otherwise
+// left as it is.
+func (s *syncState) planLocalEndpoints() []op {
+	var ops []op
+	for _, i := range s.dups {
+		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonDuplicateOfLocal, ep: s.o.View.Endpoints[i]})
+	}
+	want := s.d.SourceVIPEndpoint
+	if want == nil {
+		return ops
+	}
+	if _, ok := s.local[want.IP]; ok {
+		return ops
+	}
+	create := op{kind: opCreateEndpoint, reason: ReasonSourceVIPMissing, gate: true,
+		ep: hns.Endpoint{Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC}}
+	return append(ops, s.deferIfWaiting(create))
+}
+
+// deferIfWaiting turns an op whose object failed recently into a deferral
+// until its retry is due.
+func (s *syncState) deferIfWaiting(o op) op {
+	if len(s.a.retries) == 0 {
+		return o
+	}
+	if k, ok := o.retryKey(); ok {
+		if _, wait := s.a.waiting(k); wait {
+			o.kind, o.reason = opDefer, ReasonRetryNotDue
+		}
+	}
+	return o
+}
+
+// matchRemoteEndpoints maps every desired remote endpoint it can to the
+// endpoint holding its address: ours if it matches, a foreign one as it
+// is. It returns the rest, for planRemoteEndpoints.
+func (s *syncState) matchRemoteEndpoints() []engine.RemoteEndpoint {
+	var todo []engine.RemoteEndpoint
+	for _, want := range s.d.RemoteEndpoints {
+		if !s.matchRemote(want) {
+			todo = append(todo, want)
+		}
+	}
+	return todo
+}
+
+// matchRemote maps want to the endpoint holding its IP, unless that is
+// missing or one of ours that no longer matches.
+func (s *syncState) matchRemote(want engine.RemoteEndpoint) bool {
+	if _, ok := s.local[want.IP]; ok {
+		return true
+	}
+	i, ok := s.remoteByIP[want.IP]
+	if !ok {
+		return false
+	}
+	ep := s.o.View.Endpoints[i]
+	// A foreign endpoint is used as it is; ours must match.
+	if !remoteMatches(ep, want) && s.a.owned.OwnsEndpoint(ep) {
+		return false
+	}
+	if !s.remembered[i] {
+		s.a.epIDs[want.IP] = ep.ID
+	}
+	s.resolved[i] = true
+	if len(s.a.retries) > 0 {
+		// A create that failed was carried out after all (it timed out),
+		// or another's endpoint holds the address: nothing to retry.
+		delete(s.a.retries, epRetryKey(want.IP))
+	}
+	return true
+}
+
+// planRemoteEndpoints creates the desired remote endpoints that no
+// endpoint holds, and replaces the agent's stale ones, in IP order: most
+// are matched as listed, in any order, and only the rest are sorted.
+func (s *syncState) planRemoteEndpoints(todo []engine.RemoteEndpoint) []op {
+	slices.SortFunc(todo, func(a, b engine.RemoteEndpoint) int { return a.IP.Compare(b.IP) })
+	var ops []op
+	for _, want := range todo {
+		ops = append(ops, s.planRemote(want)...)
+	}
+	return ops
+}
+
+// planRemote creates want's endpoint; one of ours holding the address but
+// stale (e.g. the provider address moved) is replaced: endpoints cannot be
+// modified. A stale one is deleted even while the create's retry waits.
+func (s *syncState) planRemote(want engine.RemoteEndpoint) []op {
+	create := op{kind: opCreateEndpoint, reason: ReasonEndpointMissing, ip: want.IP,
+		ep: hns.Endpoint{Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC,
+			Remote: true, ProviderAddress: want.ProviderAddress}}
+	i, stale := s.remoteByIP[want.IP]
+	if !stale {
+		return []op{s.deferIfWaiting(create)}
+	}
+	create.kind, create.reason = opReplaceEndpoint, ReasonEndpointStale
+	if d := s.deferIfWaiting(create); d.kind == opDefer {
+		return []op{{kind: opDeleteEndpoint, reason: ReasonEndpointStale, ip: want.IP, ep: s.o.View.Endpoints[i]}, d}
+	}
+	create.stale = s.o.View.Endpoints[i]
+	return []op{create}
+}
+
+func remoteMatches(ep hns.Endpoint, want engine.RemoteEndpoint) bool {
+	return strings.EqualFold(ep.MAC, want.MAC) && ep.ProviderAddress == want.ProviderAddress
+}

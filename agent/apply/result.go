@@ -1,0 +1,117 @@
+package apply
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Write is a kind of HNS write, for counters.
+type Write string
+
+const (
+	WriteLBCreate Write = "lb-create"
+	WriteLBModify Write = "lb-modify"
+	WriteLBDelete Write = "lb-delete"
+	WriteEPCreate Write = "ep-create"
+	WriteEPDelete Write = "ep-delete"
+)
+
+// writeOf is the counter of an HNS write operation.
+var writeOf = map[hns.Op]Write{
+	hns.OpCreateLoadBalancer: WriteLBCreate,
+	hns.OpModifyLoadBalancer: WriteLBModify,
+	hns.OpDeleteLoadBalancer: WriteLBDelete,
+	hns.OpCreateEndpoint:     WriteEPCreate,
+	hns.OpDeleteEndpoint:     WriteEPDelete,
+}
+
+// Reasons a sync applied nothing.
+const (
+	SkippedBlocked   = "Blocked" // the Desired is not programmable; see its Effective.Blocked
+	SkippedSourceVIP = "SourceVIPEndpointFailed"
+)
+
+// Failure is one object that could not be programmed this sync.
+type Failure struct {
+	Object string
+	Err    error
+	// Deferred is true when no call was made because the object's retry is
+	// not due yet.
+	Deferred bool
+}
+
+// Result says what a sync did, for status and metrics.
+type Result struct {
+	// Skipped is set when the sync applied nothing (HNS left as it was).
+	Skipped         string
+	LBsDesired      int
+	LBsProgrammed   int
+	LBsFailed       int
+	RemoteEndpoints int
+	// Writes counts the HNS writes made, whether HNS carried them out or not.
+	Writes map[Write]int
+	// Calls are those writes in the order they were made, each with the
+	// rule that asked for it.
+	Calls []Call
+	// DriftRepairs counts objects found deleted behind the agent's back and
+	// recreated, by kind.
+	DriftRepairs DriftRepairs
+	// Adopted counts LBs taken over without a call: unrecorded ones proven
+	// the agent's by a create intent (a kill came between create and ledger
+	// write), and ones identical to a desired LB that did not prove to be
+	// the agent's (the ledger lost or lacking them, a previous proxy's).
+	Adopted int
+	// Disowned lists recorded LBs that no longer prove to be the agent's
+	// (changed behind its back, or recorded without fingerprint by an
+	// earlier version and identical to nothing desired): left alone.
+	Disowned []string
+	// ForeignReplaced lists the frontends of foreign LBs deleted because
+	// they blocked a create (docs/design/dataplane.md#foreign-load-balancers).
+	ForeignReplaced []string
+	Failures        []Failure
+}
+
+// Call is one HNS write of a sync and why it was made.
+type Call struct {
+	Op     hns.Op
+	Reason Reason
+	// The object: a load balancer by key (the desired one) or by ID, an
+	// endpoint by address or by ID.
+	Key engine.LBKey
+	IP  netip.Addr
+	ID  string
+	Err error
+}
+
+// String names the call's object, as failures do.
+func (c Call) String() string {
+	switch {
+	case c.Key != (engine.LBKey{}):
+		return fmt.Sprintf("%s load balancer %s (%s)", c.Op, c.Key, c.Reason)
+	case c.IP.IsValid():
+		return fmt.Sprintf("%s endpoint %s (%s)", c.Op, c.IP, c.Reason)
+	}
+	return fmt.Sprintf("%s %s (%s)", c.Op, c.ID, c.Reason)
+}
+
+// DriftRepairs counts objects restored after they went missing, by kind:
+// an endpoint's repair also re-points the LBs using it, which are not
+// counted again.
+type DriftRepairs struct {
+	LoadBalancers, Endpoints int
+}
+
+// Total is the number of objects restored.
+func (d DriftRepairs) Total() int { return d.LoadBalancers + d.Endpoints }
+
+// WriteCount is the total number of HNS writes.
+func (r Result) WriteCount() int {
+	n := 0
+	for _, c := range r.Writes {
+		n += c
+	}
+	return n
+}

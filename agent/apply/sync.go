@@ -1,0 +1,233 @@
+package apply
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// syncState is one sync: what it observed and wants, the sync's lookup
+// tables, and its result. A sync alternates planning and executing, in
+// phases whose plans depend on what the previous phase created: endpoints
+// (the source VIP first: nothing else is programmed without it), load
+// balancers, then what nothing uses any more. Planning reads the state
+// and returns operations; matching (which listed object is which wanted
+// one) and the executor are what change it.
+type syncState struct {
+	a   *Applier
+	ctx context.Context
+	o   *Observation
+	d   *engine.Desired
+	r   *Result
+	*index
+
+	// strict makes any failure end the sync with errNotDelta (ApplyChanges:
+	// a full Apply knows what to do about it).
+	strict        bool
+	gone          map[hns.ID]bool // listed endpoints deleted this sync
+	createdRemote int             // remote endpoints created this sync
+	keptRemote    int             // remote endpoints of the agent's a delete failed to remove
+}
+
+// index is a sync's lookup tables over what HNS listed. The Applier keeps
+// one and clears it after each sync, so that a resync reuses its storage
+// instead of allocating (and collecting) maps of every endpoint again.
+type index struct {
+	local map[netip.Addr]string // IP -> local endpoint ID
+	// Listed endpoints are referred to by their index in the observation.
+	remoteByIP map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
+	ours       []int                       // remote endpoints of ours
+	ownLocal   []int                       // local endpoints named as ours: source-VIP ones
+	dups       []int                       // remote endpoints of ours holding a local address
+	remembered []bool                      // endpoints whose only IP a.epIDs maps to them
+	resolved   []bool                      // endpoints a desired one was resolved to
+	listedLB   map[hns.ID]hns.LoadBalancer // the load balancers in HNS, as the sync changes them
+	claimed    map[hns.ID]bool             // LB IDs mapped to a desired key this sync
+	vips       []netip.Addr                // build's scratch
+	ids        []string                    // build's scratch
+}
+
+func newIndex() *index {
+	return &index{local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]int{},
+		listedLB: map[hns.ID]hns.LoadBalancer{}, claimed: map[hns.ID]bool{}}
+}
+
+// reset empties the index, keeping its storage but no reference into the
+// last observation.
+func (x *index) reset() {
+	clear(x.local)
+	clear(x.remoteByIP)
+	x.ours = x.ours[:0]
+	x.ownLocal = x.ownLocal[:0]
+	x.dups = x.dups[:0]
+	clear(x.remembered[:cap(x.remembered)])
+	clear(x.resolved[:cap(x.resolved)])
+	clear(x.listedLB)
+	clear(x.claimed)
+	clear(x.ids[:cap(x.ids)])
+}
+
+// Apply programs d given what o observed. HNS is left as it is when d is
+// not programmable; an HNS-not-running answer ends the sync at once.
+func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) (Result, error) {
+	r := Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+	a.settled = false
+	if !d.Effective.Programmable {
+		r.Skipped = SkippedBlocked
+		r.LBsFailed = r.LBsDesired
+		return r, nil
+	}
+	if a.networkID != "" && !hns.SameID(a.networkID, o.View.Network.ID) {
+		// The CNI recreated the network: the endpoints we knew are gone
+		// with it. Forget the mappings; the diff below rebuilds.
+		clear(a.lbIDs)
+		clear(a.epIDs)
+		clear(a.retries)
+	}
+	a.networkID = o.View.Network.ID
+
+	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: a.index}
+	defer a.index.reset()
+	err := s.run()
+	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
+	a.settled = err == nil && r.Skipped == "" && r.LBsFailed == 0 && len(r.Failures) == 0
+	a.remotes = r.RemoteEndpoints
+	return r, err
+}
+
+// run is a full sync: every phase planned against everything listed.
+func (s *syncState) run() error {
+	s.a.pruneRetries(s.d)
+	s.indexEndpoints()
+	s.forgetUnlisted()
+	for _, lb := range s.o.LoadBalancers {
+		s.listedLB[hns.IDOf(lb.ID)] = lb
+	}
+	if stop, err := s.execute(s.planLocalEndpoints()); err != nil || stop {
+		return err
+	}
+	if _, err := s.execute(s.planRemoteEndpoints(s.matchRemoteEndpoints())); err != nil {
+		return err
+	}
+	if err := s.matchLoadBalancers(); err != nil {
+		return err
+	}
+	s.unmapUnwanted()
+	ops, programmed := s.planLoadBalancers()
+	s.r.LBsProgrammed += programmed
+	if _, err := s.execute(ops); err != nil {
+		return err
+	}
+	ops, kept := s.planCleanup()
+	if _, err := s.execute(ops); err != nil {
+		return err
+	}
+	// Endpoints created this sync are not in the observation.
+	s.r.RemoteEndpoints = kept + s.keptRemote + s.createdRemote
+	return nil
+}
+
+// pruneRetries drops the backoff of objects no longer desired, so that the
+// map does not grow with every failed object ever seen and one that comes
+// back starts afresh.
+func (a *Applier) pruneRetries(d *engine.Desired) {
+	for k := range a.retries {
+		var wanted bool
+		if k.ep.IsValid() {
+			_, wanted = d.RemoteEndpoints[k.ep]
+			wanted = wanted || d.SourceVIPEndpoint != nil && d.SourceVIPEndpoint.IP == k.ep
+		} else {
+			_, wanted = d.LoadBalancers[k.lb]
+		}
+		if !wanted {
+			delete(a.retries, k)
+		}
+	}
+}
+
+// indexEndpoints classifies the network's endpoints. Ours are recognised by
+// their winproxy- name.
+func (s *syncState) indexEndpoints() {
+	a := s.a
+	eps := s.o.View.Endpoints
+	s.remembered = slices.Grow(s.remembered[:0], len(eps))[:len(eps)]
+	s.resolved = slices.Grow(s.resolved[:0], len(eps))[:len(eps)]
+	for i := range eps {
+		if !eps[i].Remote {
+			for _, ip := range eps[i].IPs {
+				s.local[ip] = eps[i].ID
+			}
+			if hns.HasOwnedName(eps[i]) {
+				s.ownLocal = append(s.ownLocal, i)
+			}
+		}
+	}
+	for i := range eps {
+		ep := &eps[i]
+		if !ep.Remote {
+			continue
+		}
+		mine := a.owned.OwnsEndpoint(*ep)
+		if mine {
+			s.ours = append(s.ours, i)
+		}
+		if len(ep.IPs) == 1 && a.epIDs[ep.IPs[0]] == ep.ID {
+			s.remembered[i] = true
+		}
+		dup := false
+		for _, ip := range ep.IPs {
+			if _, isLocal := s.local[ip]; isLocal {
+				dup = dup || mine
+				continue
+			}
+			if cur, ok := s.remoteByIP[ip]; !ok || (mine && !a.owned.OwnsEndpoint(eps[cur])) {
+				s.remoteByIP[ip] = i
+			}
+		}
+		if dup {
+			s.dups = append(s.dups, i)
+		}
+	}
+}
+
+// forgetUnlisted forgets the endpoints we knew by IP that are no longer
+// listed: they were deleted behind our back (or went with the network).
+func (s *syncState) forgetUnlisted() {
+	remembered := 0
+	for _, r := range s.remembered {
+		if r {
+			remembered++
+		}
+	}
+	// Each remembered endpoint accounts for a distinct entry of a.epIDs.
+	if remembered == len(s.a.epIDs) {
+		return
+	}
+	listed := make(map[hns.ID]bool, len(s.o.View.Endpoints))
+	for i := range s.o.View.Endpoints {
+		listed[hns.IDOf(s.o.View.Endpoints[i].ID)] = true
+	}
+	for ip, id := range s.a.epIDs {
+		if !listed[hns.IDOf(id)] {
+			delete(s.a.epIDs, ip)
+			if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
+				s.r.DriftRepairs.Endpoints++
+			}
+		}
+	}
+}
+
+// markGone records that a listed endpoint was deleted this sync.
+func (s *syncState) markGone(id string) {
+	if s.gone == nil {
+		s.gone = map[hns.ID]bool{}
+	}
+	s.gone[hns.IDOf(id)] = true
+}
+
+func (s *syncState) isGone(id string) bool {
+	return len(s.gone) > 0 && s.gone[hns.IDOf(id)]
+}
