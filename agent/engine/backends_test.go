@@ -10,6 +10,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // The endpoint pipeline (selectBackends, docs/design/dataplane.md#endpoint-selection):
@@ -17,16 +18,16 @@ import (
 
 // Terminating endpoints count only for services with an ingress IP.
 func TestTerminatingEndpoints(t *testing.T) {
-	terminatingSvc := func(opts ...svcOpt) *corev1.Service {
-		return service("svc1", append([]svcOpt{loadBalancer(3001, "20.0.0.10"), externalIPs("50.0.0.1")}, opts...)...)
+	terminatingSvc := func(opts ...testbuild.ServiceOption) *corev1.Service {
+		return service("svc1", append([]testbuild.ServiceOption{testbuild.LoadBalancer(3001, "20.0.0.10"), testbuild.ExternalIPs("50.0.0.1")}, opts...)...)
 	}
 	terminatingSlices := []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-		ep{"192.168.1.10", nodeName, "-r+s+t"}, ep{"192.168.1.11", nodeName, "-r-s+t"}, ep{"192.168.2.3", "node-2", ""})}
+		testbuild.Endpoint("192.168.1.10", nodeName, testbuild.Conditions("-r+s+t")), testbuild.Endpoint("192.168.1.11", nodeName, testbuild.Conditions("-r-s+t")), testbuild.Endpoint("192.168.2.3", "node-2"))}
 	terminatingView := view(false, ws2022, localEP("EP-A", "192.168.1.10"), localEP("EP-B", "192.168.1.11"), rootEP("192.168.1.1"))
 	run(t, []scenario{
 		{
 			name: "scenario-37-terminating-example-etp-local", cfg: withHC(config(false)), view: terminatingView,
-			svcs: []*corev1.Service{terminatingSvc(etpLocal)}, slices: terminatingSlices,
+			svcs: []*corev1.Service{terminatingSvc(testbuild.ExternalTrafficLocal())}, slices: terminatingSlices,
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.10@EP-A 192.168.2.3]",
 				"IPv4/ingress 20.0.0.10:80/TCP ns/svc1:p80 int=80 flags=1 pm=16 svip=- be=[192.168.1.10@EP-A]",
@@ -48,13 +49,13 @@ func TestTerminatingEndpoints(t *testing.T) {
 		{
 			name: "scenario-38-clusterip-only-terminating-endpoint-gets-no-lb", cfg: config(false), view: view(false, ws2022),
 			svcs:   []*corev1.Service{service("svc1")},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", "-r+s+t"})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r+s+t")))},
 		},
 		{
 			name: "scenario-51-all-terminating-etp-cluster", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),
-			svcs: []*corev1.Service{lbService(externalIPs("50.0.0.1"))},
+			svcs: []*corev1.Service{lbService(testbuild.ExternalIPs("50.0.0.1"))},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.2.3", "node-2", "-r+s+t"}, ep{"192.168.2.4", "node-2", "-r+s+t"})},
+				testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r+s+t")), testbuild.Endpoint("192.168.2.4", "node-2", testbuild.Conditions("-r+s+t")))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3 192.168.2.4]",
 				"IPv4/ingress 11.21.31.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3 192.168.2.4]",
@@ -70,10 +71,10 @@ func TestLocalHNSEndpoints(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-30-same-ip-local-and-remote-uses-the-local-endpoint", cfg: config(false), view: view(false, ws2022, localPod()),
-			svcs: []*corev1.Service{service("svc1"), service("svc2", clusterIPs("10.20.30.42"))},
+			svcs: []*corev1.Service{service("svc1"), service("svc2", testbuild.ClusterIPs("10.20.30.42"))},
 			slices: []*discoveryv1.EndpointSlice{
-				slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""}),
-				slice("svc2", "s2", 80, ep{"192.168.1.5", "node-2", ""}),
+				slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName)),
+				slice("svc2", "s2", 80, testbuild.Endpoint("192.168.1.5", "node-2")),
 			},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
@@ -84,7 +85,7 @@ func TestLocalHNSEndpoints(t *testing.T) {
 			name: "scenario-36-duplicate-ip-local-endpoint-wins", cfg: config(false),
 			view:   view(false, ws2022, hns.Endpoint{ID: "EP-R", Remote: true, IPs: []netip.Addr{ip("192.168.1.5")}}, localPod()),
 			svcs:   []*corev1.Service{service("svc1")},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", "node-2", ""})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
 			},
@@ -92,7 +93,7 @@ func TestLocalHNSEndpoints(t *testing.T) {
 		{
 			name: "local-endpoint-without-hns-endpoint-is-reported", cfg: config(false), view: view(false, ws2022),
 			svcs:     []*corev1.Service{service("svc1")},
-			slices:   []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			slices:   []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))},
 			problems: []string{"ns/svc1 " + v1alpha1.ReasonLocalEndpointNotFound},
 		},
 	})
@@ -103,7 +104,7 @@ func TestLocalHNSEndpoints(t *testing.T) {
 // (pkg/proxy/endpointslicecache.go) on duplicate addresses, and winkernel's
 // choice of the internal port.
 func TestDuplicateEndpointsAsUpstream(t *testing.T) {
-	lbSvc := service("svc1", loadBalancer(3001, "11.21.31.41"))
+	lbSvc := service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41"))
 	noHC := config(false)
 	run(t, []scenario{
 		{
@@ -114,7 +115,7 @@ func TestDuplicateEndpointsAsUpstream(t *testing.T) {
 			name: "duplicate-ip-later-non-terminating-entry-wins", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{service("svc1")},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.2.3", "node-2", "+r+s-t"}, ep{"192.168.2.3", "node-2", "-r-s-t"}, ep{"192.168.2.4", "node-2", ""})},
+				testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("+r+s-t")), testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r-s-t")), testbuild.Endpoint("192.168.2.4", "node-2"))},
 			lbs:     []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.4]"},
 			remotes: []string{"192.168.2.4 mac=02-11-c0-a8-02-04"},
 		},
@@ -125,7 +126,7 @@ func TestDuplicateEndpointsAsUpstream(t *testing.T) {
 			name: "duplicate-ip-both-terminating-first-entry-stays", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{lbSvc},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.2.3", "node-2", "-r+s+t"}, ep{"192.168.2.3", "node-2", "-r-s+t"}, ep{"192.168.2.4", "node-2", "-r+s+t"})},
+				testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r+s+t")), testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r-s+t")), testbuild.Endpoint("192.168.2.4", "node-2", testbuild.Conditions("-r+s+t")))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3 192.168.2.4]",
 				"IPv4/ingress 11.21.31.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=16 svip=- be=[192.168.2.3 192.168.2.4]",
@@ -137,7 +138,7 @@ func TestDuplicateEndpointsAsUpstream(t *testing.T) {
 			name: "duplicate-ip-later-terminating-entry-is-ignored", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{service("svc1")},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.2.3", "node-2", "+r+s-t"}, ep{"192.168.2.3", "node-2", "-r-s+t"})},
+				testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("+r+s-t")), testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r-s+t")))},
 			lbs:     []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]"},
 			remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"},
 		},
@@ -158,8 +159,8 @@ func TestTargetPortAsUpstream(t *testing.T) {
 			name: "same-ip-on-two-ports-is-one-backend", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{service("svc1", namedTarget)},
 			slices: []*discoveryv1.EndpointSlice{
-				slice("svc1", "s1", 8080, ep{"192.168.2.3", "node-2", "-r-s+t"}, ep{"192.168.2.2", "node-2", ""}),
-				slice("svc1", "s2", 9090, ep{"192.168.2.3", "node-2", ""}),
+				slice("svc1", "s1", 8080, testbuild.Endpoint("192.168.2.3", "node-2", testbuild.Conditions("-r-s+t")), testbuild.Endpoint("192.168.2.2", "node-2")),
+				slice("svc1", "s2", 9090, testbuild.Endpoint("192.168.2.3", "node-2")),
 			},
 			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.2.2 192.168.2.3]"},
 			remotes:  []string{"192.168.2.2 mac=02-11-c0-a8-02-02", "192.168.2.3 mac=02-11-c0-a8-02-03"},
@@ -172,8 +173,8 @@ func TestTargetPortAsUpstream(t *testing.T) {
 			name: "mixed-target-ports-last-endpoint-in-string-order", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{service("svc1", namedTarget)},
 			slices: []*discoveryv1.EndpointSlice{
-				slice("svc1", "s1", 8080, ep{"192.168.2.10", "node-2", ""}),
-				slice("svc1", "s2", 9090, ep{"192.168.2.9", "node-2", ""}),
+				slice("svc1", "s1", 8080, testbuild.Endpoint("192.168.2.10", "node-2")),
+				slice("svc1", "s2", 9090, testbuild.Endpoint("192.168.2.9", "node-2")),
 			},
 			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.2.9 192.168.2.10]"},
 			remotes:  []string{"192.168.2.9 mac=02-11-c0-a8-02-09", "192.168.2.10 mac=02-11-c0-a8-02-0a"},
@@ -187,8 +188,8 @@ func TestTargetPortAsUpstream(t *testing.T) {
 			view: view(false, ws2022, localEP("EP-10", "192.168.1.10")),
 			svcs: []*corev1.Service{service("svc1", namedTarget)},
 			slices: []*discoveryv1.EndpointSlice{
-				slice("svc1", "s1", 8080, ep{"192.168.1.10", nodeName, ""}),
-				slice("svc1", "s2", 9090, ep{"192.168.1.9", nodeName, ""}),
+				slice("svc1", "s1", 8080, testbuild.Endpoint("192.168.1.10", nodeName)),
+				slice("svc1", "s2", 9090, testbuild.Endpoint("192.168.1.9", nodeName)),
 			},
 			lbs:      []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=9090 flags=0 pm=0 svip=- be=[192.168.1.10@EP-10]"},
 			problems: []string{"ns/svc1 LocalEndpointNotFound", "ns/svc1 MixedTargetPorts"},
@@ -199,8 +200,8 @@ func TestTargetPortAsUpstream(t *testing.T) {
 			name: "slice-port-0-serves-nothing", cfg: noHC, view: view(false, ws2022),
 			svcs: []*corev1.Service{service("svc1", namedTarget)},
 			slices: []*discoveryv1.EndpointSlice{
-				slice("svc1", "s1", 0, ep{"192.168.2.3", "node-2", ""}),
-				slice("svc1", "s2", 8080, ep{"192.168.2.2", "node-2", ""}),
+				slice("svc1", "s1", 0, testbuild.Endpoint("192.168.2.3", "node-2")),
+				slice("svc1", "s2", 8080, testbuild.Endpoint("192.168.2.2", "node-2")),
 			},
 			lbs:     []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=8080 flags=0 pm=0 svip=- be=[192.168.2.2]"},
 			remotes: []string{"192.168.2.2 mac=02-11-c0-a8-02-02"},

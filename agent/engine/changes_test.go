@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"testing"
+
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // TestChangesNameEachKeyOnce: the keys that share a frontend with a changed
@@ -16,12 +18,12 @@ func TestChangesNameEachKeyOnce(t *testing.T) {
 	const n = 8
 	svc := func(i int) string { return fmt.Sprintf("svc%d", i) }
 	for i := range n {
-		c.SetService(service(svc(i), clusterIPs(fmt.Sprintf("10.20.30.%d", 50+i)), externalIPs("10.9.9.9")))
-		c.SetEndpointSlice(slice(svc(i), svc(i)+"-a", 80, ep{"192.168.1.5", nodeName, ""}))
+		c.SetService(service(svc(i), testbuild.ClusterIPs(fmt.Sprintf("10.20.30.%d", 50+i)), testbuild.ExternalIPs("10.9.9.9")))
+		c.SetEndpointSlice(slice(svc(i), svc(i)+"-a", 80, testbuild.Endpoint("192.168.1.5", nodeName)))
 	}
 	c.Desired()
 	for i := range 50 {
-		c.SetService(service(svc(i%n), clusterIPs(fmt.Sprintf("10.20.30.%d", 50+i%n)), externalIPs("10.9.9.9")))
+		c.SetService(service(svc(i%n), testbuild.ClusterIPs(fmt.Sprintf("10.20.30.%d", 50+i%n)), testbuild.ExternalIPs("10.9.9.9")))
 		c.Desired()
 		named := map[LBKey]int{}
 		for _, k := range c.Changes().LoadBalancers {

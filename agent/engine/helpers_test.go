@@ -10,11 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // The fixture of winkernel's proxier_test.go, which the scenarios
@@ -78,104 +78,22 @@ func view(overlay bool, caps hns.Capabilities, eps ...hns.Endpoint) HNSView {
 	return HNSView{Found: true, Network: network(overlay), Endpoints: eps, Capabilities: caps, HostMAC: hostMAC}
 }
 
-type svcOpt func(*corev1.Service)
-
-func service(name string, opts ...svcOpt) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-		Spec: corev1.ServiceSpec{
-			Type:       corev1.ServiceTypeClusterIP,
-			ClusterIP:  "10.20.30.41",
-			ClusterIPs: []string{"10.20.30.41"},
-			Ports:      []corev1.ServicePort{{Name: "p80", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
-		},
-	}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+// service is name in namespace ns: ClusterIP 10.20.30.41 with TCP port p80 (80 to 80), changed by
+// opts.
+func service(name string, opts ...testbuild.ServiceOption) *corev1.Service {
+	base := []testbuild.ServiceOption{testbuild.ClusterIPs("10.20.30.41"), testbuild.TCPPort("p80", 80, intstr.FromInt32(80))}
+	return testbuild.Service("ns", name, append(base, opts...)...)
 }
 
-func clusterIPs(ips ...string) svcOpt {
-	return func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = ips[0], ips }
-}
-
-func nodePort(p int32) svcOpt {
-	return func(s *corev1.Service) {
-		s.Spec.Type = corev1.ServiceTypeNodePort
-		s.Spec.Ports[0].NodePort = p
-	}
-}
-
-func loadBalancer(np int32, ingress ...string) svcOpt {
-	return func(s *corev1.Service) {
-		s.Spec.Type = corev1.ServiceTypeLoadBalancer
-		s.Spec.Ports[0].NodePort = np
-		for _, i := range ingress {
-			s.Status.LoadBalancer.Ingress = append(s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: i})
-		}
-	}
-}
-
-func etpLocal(s *corev1.Service) {
-	s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-}
-
-func itpLocal(s *corev1.Service) {
-	p := corev1.ServiceInternalTrafficPolicyLocal
-	s.Spec.InternalTrafficPolicy = &p
-}
-
-func externalIPs(ips ...string) svcOpt {
-	return func(s *corev1.Service) { s.Spec.ExternalIPs = ips }
-}
-
-func clientIP(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }
-
-func annotate(k, v string) svcOpt {
-	return func(s *corev1.Service) {
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations[k] = v
-	}
-}
-
-// ep describes one EndpointSlice endpoint: ip@node, with optional
-// conditions "r" ready, "s" serving, "t" terminating written as e.g. "-r+s+t".
-type ep struct {
-	ip, node string
-	cond     string // "" = defaults (ready, serving, not terminating)
-}
-
-func slice(svcName, name string, port int32, eps ...ep) *discoveryv1.EndpointSlice {
+// slice is the IPv4 EndpointSlice ns/name of svcName, its endpoints listening on port (named p80).
+func slice(svcName, name string, port int32, eps ...testbuild.SliceOption) *discoveryv1.EndpointSlice {
 	return sliceFam(svcName, name, discoveryv1.AddressTypeIPv4, port, eps...)
 }
 
-func sliceFam(svcName, name string, at discoveryv1.AddressType, port int32, eps ...ep) *discoveryv1.EndpointSlice {
-	pn, proto := "p80", corev1.ProtocolTCP
-	s := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svcName}},
-		AddressType: at,
-		Ports:       []discoveryv1.EndpointPort{{Name: &pn, Port: &port, Protocol: &proto}},
-	}
-	for _, e := range eps {
-		n := e.node
-		ee := discoveryv1.Endpoint{Addresses: []string{e.ip}, NodeName: &n}
-		for i := 0; i+1 < len(e.cond); i += 2 {
-			v := e.cond[i] == '+'
-			switch e.cond[i+1] {
-			case 'r':
-				ee.Conditions.Ready = &v
-			case 's':
-				ee.Conditions.Serving = &v
-			case 't':
-				ee.Conditions.Terminating = &v
-			}
-		}
-		s.Endpoints = append(s.Endpoints, ee)
-	}
-	return s
+// sliceFam is slice for the address family at.
+func sliceFam(svcName, name string, at discoveryv1.AddressType, port int32, eps ...testbuild.SliceOption) *discoveryv1.EndpointSlice {
+	base := []testbuild.SliceOption{testbuild.AddressType(at), testbuild.SliceTCPPort("p80", port)}
+	return testbuild.EndpointSlice("ns", svcName, name, append(base, eps...)...)
 }
 
 // lbs renders the desired LBs one per line, in key order.
@@ -308,12 +226,12 @@ const (
 
 // remoteSlice is svc's slice with one remote backend, 192.168.2.3 on node-2.
 func remoteSlice(svc string) *discoveryv1.EndpointSlice {
-	return slice(svc, svc+"-a", 80, ep{"192.168.2.3", "node-2", ""})
+	return slice(svc, svc+"-a", 80, testbuild.Endpoint("192.168.2.3", "node-2"))
 }
 
 // lbService is svc1 as a LoadBalancer: node port 3001, ingress 11.21.31.41.
-func lbService(opts ...svcOpt) *corev1.Service {
-	return service("svc1", append([]svcOpt{loadBalancer(3001, "11.21.31.41")}, opts...)...)
+func lbService(opts ...testbuild.ServiceOption) *corev1.Service {
+	return service("svc1", append([]testbuild.ServiceOption{testbuild.LoadBalancer(3001, "11.21.31.41")}, opts...)...)
 }
 
 // localPod is a pod endpoint of this node, 192.168.1.5.
@@ -326,6 +244,6 @@ func dualStackConfig(dsr bool) v1alpha1.ResolvedProxyConfig {
 	return c
 }
 
-func dualStackService(opts ...svcOpt) *corev1.Service {
-	return service("svc1", append([]svcOpt{clusterIPs("10.20.30.41", "fd00:20::41"), loadBalancer(3001, "11.21.31.41", "fd00::1")}, opts...)...)
+func dualStackService(opts ...testbuild.ServiceOption) *corev1.Service {
+	return service("svc1", append([]testbuild.ServiceOption{testbuild.ClusterIPs("10.20.30.41", "fd00:20::41"), testbuild.LoadBalancer(3001, "11.21.31.41", "fd00::1")}, opts...)...)
 }

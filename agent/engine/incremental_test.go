@@ -17,6 +17,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/featuregate"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // TestIncrementalSteps runs the multi-step scenarios through one Incremental and checks
@@ -36,18 +37,18 @@ func TestIncrementalSteps(t *testing.T) {
 		{
 			name: "scenario-26-itp-local-clusterip",
 			in: Input{NodeName: nodeName, Config: config(false), HNS: view(false, ws2022, l1),
-				Services:       []*corev1.Service{service("svc1", itpLocal)},
-				EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})}},
+				Services:       []*corev1.Service{service("svc1", testbuild.InternalTrafficLocal())},
+				EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))}},
 			steps: []step{
 				{lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]"}},
 				{do: func(c *Incremental, in *Input) {
 					in.HNS.Endpoints = append(in.HNS.Endpoints, l2)
-					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""}, ep{"192.168.1.6", nodeName, ""})}
+					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.1.6", nodeName))}
 					c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
 					c.SetEndpointSlice(in.EndpointSlices[0])
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.1.6@EP-L2]"}},
 				{do: func(c *Incremental, in *Input) {
-					in.EndpointSlices = append(in.EndpointSlices, slice("svc1", "s2", 80, ep{"192.168.2.3", "node-2", ""}))
+					in.EndpointSlices = append(in.EndpointSlices, slice("svc1", "s2", 80, testbuild.Endpoint("192.168.2.3", "node-2")))
 					c.SetEndpointSlice(in.EndpointSlices[1])
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.1.6@EP-L2]"}},
 			},
@@ -55,9 +56,9 @@ func TestIncrementalSteps(t *testing.T) {
 		{
 			name: "scenario-19-deleting-one-sharer-keeps-the-remote-endpoint",
 			in: Input{NodeName: nodeName, Config: config(false), HNS: view(false, ws2022),
-				Services: []*corev1.Service{service("svc1"), service("svc2", clusterIPs("10.20.30.42"))},
+				Services: []*corev1.Service{service("svc1"), service("svc2", testbuild.ClusterIPs("10.20.30.42"))},
 				EndpointSlices: []*discoveryv1.EndpointSlice{
-					slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", ""}), slice("svc2", "s2", 80, ep{"192.168.2.3", "node-2", ""})}},
+					slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2")), slice("svc2", "s2", 80, testbuild.Endpoint("192.168.2.3", "node-2"))}},
 			steps: []step{
 				{lbs: []string{
 					"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
@@ -78,9 +79,9 @@ func TestIncrementalSteps(t *testing.T) {
 		{
 			name: "scenario-31-remote-endpoint-replaced-by-a-local-one",
 			in: Input{NodeName: nodeName, Config: config(false), HNS: view(false, ws2022),
-				Services: []*corev1.Service{service("svc1"), service("svc2", clusterIPs("10.20.30.42"))},
+				Services: []*corev1.Service{service("svc1"), service("svc2", testbuild.ClusterIPs("10.20.30.42"))},
 				EndpointSlices: []*discoveryv1.EndpointSlice{
-					slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", ""}), slice("svc2", "s2", 80, ep{"192.168.2.3", "node-2", ""})}},
+					slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2")), slice("svc2", "s2", 80, testbuild.Endpoint("192.168.2.3", "node-2"))}},
 			steps: []step{
 				{lbs: []string{
 					"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
@@ -88,8 +89,8 @@ func TestIncrementalSteps(t *testing.T) {
 				}, remotes: []string{"192.168.2.3 mac=02-11-c0-a8-02-03"}},
 				{do: func(c *Incremental, in *Input) {
 					in.HNS.Endpoints = []hns.Endpoint{localEP("EP-B", "192.168.2.3")}
-					in.Services = append(in.Services, service("svc3", clusterIPs("10.20.30.43")))
-					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc3", "s3", 80, ep{"192.168.2.3", nodeName, ""})}
+					in.Services = append(in.Services, service("svc3", testbuild.ClusterIPs("10.20.30.43")))
+					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc3", "s3", 80, testbuild.Endpoint("192.168.2.3", nodeName))}
 					c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
 					c.SetService(in.Services[2])
 					c.DeleteEndpointSlice("ns", "s1")
@@ -134,10 +135,10 @@ func TestIncrementalSteps(t *testing.T) {
 
 func TestComputeIsDeterministic(t *testing.T) {
 	in := Input{NodeName: nodeName, Config: withHC(config(true)), HNS: view(true, ws2022, sourceVIPEP(), rootEP("192.168.1.1"), localEP("EP-L1", "192.168.1.5")),
-		Services: []*corev1.Service{service("svc1", loadBalancer(3001, "11.21.31.41")), service("svc2", clusterIPs("10.20.30.42"), loadBalancer(3002, "11.21.31.41"))},
+		Services: []*corev1.Service{service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41")), service("svc2", testbuild.ClusterIPs("10.20.30.42"), testbuild.LoadBalancer(3002, "11.21.31.41"))},
 		EndpointSlices: []*discoveryv1.EndpointSlice{
-			slice("svc1", "b", 80, ep{"192.168.2.3", "node-2", ""}), slice("svc1", "a", 80, ep{"192.168.1.5", nodeName, ""}),
-			slice("svc2", "c", 80, ep{"192.168.2.4", "node-2", ""}),
+			slice("svc1", "b", 80, testbuild.Endpoint("192.168.2.3", "node-2")), slice("svc1", "a", 80, testbuild.Endpoint("192.168.1.5", nodeName)),
+			slice("svc2", "c", 80, testbuild.Endpoint("192.168.2.4", "node-2")),
 		}}
 	first := Compute(in)
 	// Reverse every input order.
@@ -285,8 +286,7 @@ func newRandomWorld(r *rand.Rand) *randomWorld {
 	}
 	w.cfg.TopologyAwareRouting = r.IntN(4) > 0
 	w.node = w.randomNode()
-	other := &corev1.Node{}
-	other.Name, other.Spec.PodCIDRs = "node-3", []string{"192.168.3.0/24"}
+	other := testbuild.Node("node-3", testbuild.PodCIDRs("192.168.3.0/24"))
 	w.nodes = []*corev1.Node{other}
 	w.view = w.randomView()
 	for i := range 6 {
@@ -307,12 +307,7 @@ func (w *randomWorld) pick(xs ...string) string { return xs[w.r.IntN(len(xs))] }
 // randomNode is this node in one of the zones the hints name, in another,
 // or without a zone label.
 func (w *randomWorld) randomNode() *corev1.Node {
-	n := &corev1.Node{}
-	n.Name = nodeName
-	if z := w.pick("zone-a", "zone-a", "zone-b", "zone-c", ""); z != "" {
-		n.Labels = map[string]string{corev1.LabelTopologyZone: z}
-	}
-	return n
+	return testbuild.Node(nodeName, testbuild.Zone(w.pick("zone-a", "zone-a", "zone-b", "zone-c", "")))
 }
 
 // randomHints gives the slice's endpoints topology hints, as the
@@ -365,32 +360,32 @@ func (w *randomWorld) randomService(i int) *corev1.Service {
 	r := w.r
 	name := fmt.Sprintf("svc%d", i)
 	cip := fmt.Sprintf("10.20.30.%d", 40+r.IntN(6))
-	opts := []svcOpt{clusterIPs(cip, fmt.Sprintf("fd00:20::%d", 40+r.IntN(6)))}
+	opts := []testbuild.ServiceOption{testbuild.ClusterIPs(cip, fmt.Sprintf("fd00:20::%d", 40+r.IntN(6)))}
 	switch r.IntN(6) {
 	case 0:
-		opts = append(opts, nodePort(int32(3000+r.IntN(3))))
+		opts = append(opts, testbuild.NodePort(int32(3000+r.IntN(3))))
 	case 1, 2:
-		opts = append(opts, loadBalancer(int32(3000+r.IntN(3)), w.pick("11.21.31.41", "11.21.31.42"), w.pick("fd00::1", "11.21.31.41")))
+		opts = append(opts, testbuild.LoadBalancer(int32(3000+r.IntN(3)), w.pick("11.21.31.41", "11.21.31.42"), w.pick("fd00::1", "11.21.31.41")))
 	case 3:
-		opts = append(opts, clusterIPs(corev1.ClusterIPNone))
+		opts = append(opts, testbuild.ClusterIPs(corev1.ClusterIPNone))
 	}
 	if r.IntN(3) == 0 {
-		opts = append(opts, externalIPs(w.pick("50.0.0.1", "50.0.0.2", "fd50::1")))
+		opts = append(opts, testbuild.ExternalIPs(w.pick("50.0.0.1", "50.0.0.2", "fd50::1")))
 	}
 	if r.IntN(3) == 0 {
-		opts = append(opts, etpLocal)
+		opts = append(opts, testbuild.ExternalTrafficLocal())
 	}
 	if r.IntN(4) == 0 {
-		opts = append(opts, itpLocal)
+		opts = append(opts, testbuild.InternalTrafficLocal())
 	}
 	if r.IntN(4) == 0 {
-		opts = append(opts, clientIP)
+		opts = append(opts, testbuild.ClientIPAffinity())
 	}
 	if r.IntN(4) == 0 {
-		opts = append(opts, annotate(AnnotationPreserveDestination, "true"))
+		opts = append(opts, testbuild.ServiceAnnotation(AnnotationPreserveDestination, "true"))
 	}
 	if r.IntN(5) == 0 {
-		opts = append(opts, annotate(AnnotationWinProxyOptimization, "disabled"))
+		opts = append(opts, testbuild.ServiceAnnotation(AnnotationWinProxyOptimization, "disabled"))
 	}
 	if r.IntN(4) == 0 {
 		opts = append(opts, withHealthCheckNodePort(32000))
@@ -415,14 +410,14 @@ func (w *randomWorld) randomSlice(svc int, name string) *discoveryv1.EndpointSli
 	if r.IntN(4) == 0 {
 		at, ipf = discoveryv1.AddressTypeIPv6, "fd0%d::%d"
 	}
-	var eps []ep
+	var eps []testbuild.SliceOption
 	for range r.IntN(5) {
 		subnet := []int{1, 1, 2, 3, 9}[r.IntN(5)]
 		node := w.pick(nodeName, "node-2", "node-3", "")
 		if subnet == 1 {
 			node = nodeName
 		}
-		eps = append(eps, ep{fmt.Sprintf(ipf, subnet, 3+r.IntN(6)), node, w.pick("", "", "-r+s+t", "-r-s+t", "-r+s-t", "-r-s-t")})
+		eps = append(eps, testbuild.Endpoint(fmt.Sprintf(ipf, subnet, 3+r.IntN(6)), node, testbuild.Conditions(w.pick("", "", "-r+s+t", "-r-s+t", "-r+s-t", "-r-s-t"))))
 	}
 	s := sliceFam(fmt.Sprintf("svc%d", svc), fmt.Sprintf("svc%d-%s", svc, name), at, int32(8080+r.IntN(2)), eps...)
 	if r.IntN(3) == 0 {

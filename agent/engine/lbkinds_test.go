@@ -7,6 +7,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // The table of load-balancer kinds (lbKinds, docs/design/dataplane.md#load-balancers):
@@ -17,7 +18,7 @@ func TestClusterIPAndNodePort(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-15-overlay-without-dsr", cfg: config(false), view: view(true, ws2022, sourceVIPEP()),
-			svcs: []*corev1.Service{service("svc1", nodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
+			svcs: []*corev1.Service{service("svc1", testbuild.NodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=192.168.1.2 be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=192.168.1.2 be=[192.168.2.3]",
@@ -26,7 +27,7 @@ func TestClusterIPAndNodePort(t *testing.T) {
 		},
 		{
 			name: "scenario-16-overlay-with-dsr", cfg: config(true), view: view(true, ws2022, sourceVIPEP()),
-			svcs: []*corev1.Service{service("svc1", nodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
+			svcs: []*corev1.Service{service("svc1", testbuild.NodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=1 pm=0 svip=192.168.1.2 be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=192.168.1.2 be=[192.168.2.3]",
@@ -35,7 +36,7 @@ func TestClusterIPAndNodePort(t *testing.T) {
 		},
 		{
 			name: "scenario-18-l2bridge-remote-endpoint", cfg: config(false), view: view(false, ws2022),
-			svcs: []*corev1.Service{service("svc1", nodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
+			svcs: []*corev1.Service{service("svc1", testbuild.NodePort(3001))}, slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.2.3]",
@@ -45,7 +46,7 @@ func TestClusterIPAndNodePort(t *testing.T) {
 		{
 			name: "scenario-27-endpoint-port-is-the-internal-port", cfg: config(false), view: view(false, ws2022),
 			svcs:   []*corev1.Service{service("svc1")},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 8080, ep{"192.168.2.3", "node-2", ""})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 8080, testbuild.Endpoint("192.168.2.3", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=8080 flags=0 pm=0 svip=- be=[192.168.2.3]",
 			},
@@ -60,9 +61,9 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		{
 			name: "scenario-03-etp-local-without-hns-dsr-uses-all-backends", cfg: config(false),
 			view: view(false, noDSR, localEP("EP-L1", "192.168.1.5")),
-			svcs: []*corev1.Service{service("svc1", loadBalancer(3001, "11.21.31.41"), etpLocal)},
+			svcs: []*corev1.Service{service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41"), testbuild.ExternalTrafficLocal())},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.1.5", nodeName, ""}, ep{"192.168.2.3", "node-2", ""})},
+				testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.2.3", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.1.5@EP-L1 192.168.2.3]",
@@ -74,8 +75,8 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		{
 			name: "scenario-23-overlay-etp-local-dsr-load-balancer", cfg: withHC(config(false)),
 			view:   view(true, ws2022, sourceVIPEP(), localPod(), rootEP("192.168.1.1")),
-			svcs:   []*corev1.Service{lbService(etpLocal)},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			svcs:   []*corev1.Service{lbService(testbuild.ExternalTrafficLocal())},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
@@ -87,7 +88,7 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		{
 			name: "scenario-24-etp-local-only-remote-backend", cfg: withHC(config(false)),
 			view:   view(true, ws2022, sourceVIPEP(), rootEP("192.168.1.1")),
-			svcs:   []*corev1.Service{lbService(etpLocal)},
+			svcs:   []*corev1.Service{lbService(testbuild.ExternalTrafficLocal())},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=192.168.1.2 be=[192.168.2.3]",
@@ -97,7 +98,7 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		{
 			name: "scenario-25-etp-cluster-no-local-traffic-dsr", cfg: config(true), view: view(true, ws2022, sourceVIPEP(), localPod()),
 			svcs:   []*corev1.Service{lbService()},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=1 pm=0 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
@@ -107,8 +108,8 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		},
 		{
 			name: "scenario-25-etp-local-on-overlay-with-dsr", cfg: config(true), view: view(true, ws2022, sourceVIPEP(), localPod()),
-			svcs:   []*corev1.Service{lbService(etpLocal)},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			svcs:   []*corev1.Service{lbService(testbuild.ExternalTrafficLocal())},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=1 pm=0 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=192.168.1.2 be=[192.168.1.5@EP-L1]",
@@ -118,9 +119,9 @@ func TestExternalTrafficPolicyLocal(t *testing.T) {
 		},
 		{
 			name: "itp-local-etp-local-skips-remote-endpoints", cfg: config(false), view: view(false, ws2022, localPod()),
-			svcs: []*corev1.Service{lbService(itpLocal, etpLocal)},
+			svcs: []*corev1.Service{lbService(testbuild.InternalTrafficLocal(), testbuild.ExternalTrafficLocal())},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.1.5", nodeName, ""}, ep{"192.168.2.3", "node-2", ""})},
+				testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.2.3", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=- be=[192.168.1.5@EP-L1]",
@@ -137,9 +138,9 @@ func TestIngressAndHealthCheck(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-39-preserve-destination", cfg: withHC(config(false)), view: view(false, ws2022, localPod(), rootEP("192.168.1.1")),
-			svcs: []*corev1.Service{lbService(annotate(AnnotationPreserveDestination, "true"))},
+			svcs: []*corev1.Service{lbService(testbuild.ServiceAnnotation(AnnotationPreserveDestination, "true"))},
 			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80,
-				ep{"192.168.1.5", nodeName, ""}, ep{"192.168.2.3", "node-2", ""})},
+				testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.2.3", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.1.5@EP-L1]",
@@ -163,8 +164,8 @@ func TestIngressAndHealthCheck(t *testing.T) {
 		},
 		{
 			name: "scenario-48-health-check-node-port", cfg: withHC(config(false)), view: view(false, ws2022, localPod(), rootEP("192.168.1.1")),
-			svcs:   []*corev1.Service{lbService(etpLocal, func(s *corev1.Service) { s.Spec.HealthCheckNodePort = 32000 })},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.1.5", nodeName, ""})},
+			svcs:   []*corev1.Service{lbService(testbuild.ExternalTrafficLocal(), func(s *corev1.Service) { s.Spec.HealthCheckNodePort = 32000 })},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=- be=[192.168.1.5@EP-L1]",
@@ -203,10 +204,10 @@ func TestDualStackLoadBalancers(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-28-dual-stack-etp-local-dsr", cfg: dualStackConfig(true), view: view(false, ws2022, dsLocal, dsRoot),
-			svcs: []*corev1.Service{dualStackService(etpLocal)},
+			svcs: []*corev1.Service{dualStackService(testbuild.ExternalTrafficLocal())},
 			slices: []*discoveryv1.EndpointSlice{
-				sliceFam("svc1", "s4", discoveryv1.AddressTypeIPv4, 80, ep{"192.168.1.5", nodeName, ""}),
-				sliceFam("svc1", "s6", discoveryv1.AddressTypeIPv6, 80, ep{"fd01::5", nodeName, ""}),
+				sliceFam("svc1", "s4", discoveryv1.AddressTypeIPv4, 80, testbuild.Endpoint("192.168.1.5", nodeName)),
+				sliceFam("svc1", "s6", discoveryv1.AddressTypeIPv6, 80, testbuild.Endpoint("fd01::5", nodeName)),
 			},
 			// Deviation: the v6 health-check LB carries the IPv6 flag (2),
 			// which an IPv6 VIP needs; winkernel leaves it at 0.
@@ -225,8 +226,8 @@ func TestDualStackLoadBalancers(t *testing.T) {
 			name: "scenario-29-dual-stack-etp-cluster-with-remote-endpoints", cfg: dualStackConfig(false), view: view(false, ws2022, dsLocal, dsRoot),
 			svcs: []*corev1.Service{dualStackService()},
 			slices: []*discoveryv1.EndpointSlice{
-				sliceFam("svc1", "s4", discoveryv1.AddressTypeIPv4, 80, ep{"192.168.1.5", nodeName, ""}, ep{"192.168.2.3", "node-2", ""}),
-				sliceFam("svc1", "s6", discoveryv1.AddressTypeIPv6, 80, ep{"fd01::5", nodeName, ""}, ep{"fd02::3", "node-2", ""}),
+				sliceFam("svc1", "s4", discoveryv1.AddressTypeIPv4, 80, testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.2.3", "node-2")),
+				sliceFam("svc1", "s6", discoveryv1.AddressTypeIPv6, 80, testbuild.Endpoint("fd01::5", nodeName), testbuild.Endpoint("fd02::3", "node-2")),
 			},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L 192.168.2.3]",
@@ -248,7 +249,7 @@ func TestServiceSettings(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-45-client-ip-affinity", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),
-			svcs:   []*corev1.Service{lbService(clientIP, externalIPs("50.0.0.1"))},
+			svcs:   []*corev1.Service{lbService(testbuild.ClientIPAffinity(), testbuild.ExternalIPs("50.0.0.1"))},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3] dist=2",
@@ -263,7 +264,7 @@ func TestServiceSettings(t *testing.T) {
 			// Deliberate deviation: winkernel sends the distribution anyway;
 			// HNS before 12.0 does not know it, so it is left out and reported.
 			name: "scenario-45-client-ip-affinity-on-hns-without-it", cfg: config(false), view: view(false, ws2019),
-			svcs:   []*corev1.Service{service("svc1", clientIP)},
+			svcs:   []*corev1.Service{service("svc1", testbuild.ClientIPAffinity())},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
@@ -274,7 +275,7 @@ func TestServiceSettings(t *testing.T) {
 		{
 			name: "scenario-50-headless-and-external-name-ignored", cfg: config(false), view: view(true, ws2022, sourceVIPEP()),
 			svcs: []*corev1.Service{
-				service("headless", clusterIPs(corev1.ClusterIPNone)),
+				service("headless", testbuild.ClusterIPs(corev1.ClusterIPNone)),
 				service("ext", func(s *corev1.Service) {
 					s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs, s.Spec.ExternalName = corev1.ServiceTypeExternalName, "", nil, "example.com"
 				}),
@@ -283,7 +284,7 @@ func TestServiceSettings(t *testing.T) {
 		},
 		{
 			name: "scenario-52-optimization-disabled-recreates", cfg: config(false), view: view(false, ws2022),
-			svcs:   []*corev1.Service{service("svc1", annotate(AnnotationWinProxyOptimization, "Disabled"))},
+			svcs:   []*corev1.Service{service("svc1", testbuild.ServiceAnnotation(AnnotationWinProxyOptimization, "Disabled"))},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3] recreate",
@@ -300,8 +301,8 @@ func TestFrontendConflicts(t *testing.T) {
 		{
 			name: "frontend-conflict-smallest-key-wins", cfg: config(false), view: view(false, ws2022),
 			svcs: []*corev1.Service{
-				service("svc1", externalIPs("50.0.0.1")),
-				service("svc2", clusterIPs("10.20.30.42"), externalIPs("50.0.0.1")),
+				service("svc1", testbuild.ExternalIPs("50.0.0.1")),
+				service("svc2", testbuild.ClusterIPs("10.20.30.42"), testbuild.ExternalIPs("50.0.0.1")),
 			},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1"), remoteSlice("svc2")},
 			lbs: []string{
@@ -314,7 +315,7 @@ func TestFrontendConflicts(t *testing.T) {
 		},
 		{
 			name: "shared-ingress-ip-shares-one-health-check-lb", cfg: withHC(config(false)), view: view(false, ws2022, rootEP("192.168.1.1")),
-			svcs: []*corev1.Service{lbService(), service("svc2", clusterIPs("10.20.30.42"), loadBalancer(3002, "11.21.31.41"),
+			svcs: []*corev1.Service{lbService(), service("svc2", testbuild.ClusterIPs("10.20.30.42"), testbuild.LoadBalancer(3002, "11.21.31.41"),
 				func(s *corev1.Service) { s.Spec.Ports[0].Port = 81 })},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1"), remoteSlice("svc2")},
 			lbs: []string{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // The node's conditions: what blocks programming, DSR, dual-stack and the
@@ -16,8 +17,8 @@ import (
 
 // A node that cannot be programmed as asked leaves HNS as it is and says why.
 func TestProgrammingIsBlocked(t *testing.T) {
-	overlayNodePort := []*corev1.Service{service("svc1", nodePort(3001))}
-	overlayRemote := []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", ""})}
+	overlayNodePort := []*corev1.Service{service("svc1", testbuild.NodePort(3001))}
+	overlayRemote := []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2"))}
 	noSVIP := config(false)
 	noSVIP.SourceVIP = nil
 	noMAC := view(true, ws2022, sourceVIPEP())
@@ -56,8 +57,8 @@ func TestDSRRequestedOnHNSWithoutDSR(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-02-dsr-requested-hns-without-dsr", cfg: config(true), view: view(false, noDSR),
-			svcs:   []*corev1.Service{service("svc1", nodePort(3001))},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.2.3", "node-2", ""})},
+			svcs:   []*corev1.Service{service("svc1", testbuild.NodePort(3001))},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.2.3]",

@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // Remote endpoints and the overlay source VIP of LBs
@@ -19,12 +20,12 @@ func TestRemoteEndpoints(t *testing.T) {
 	run(t, []scenario{
 		{
 			name: "scenario-17-overlay-service-vip-endpoint-without-backends", cfg: config(false), view: view(true, ws2022, sourceVIPEP()),
-			svcs:    []*corev1.Service{service("svc1", nodePort(3001), externalIPs("50.0.0.1"), clientIP)},
+			svcs:    []*corev1.Service{service("svc1", testbuild.NodePort(3001), testbuild.ExternalIPs("50.0.0.1"), testbuild.ClientIPAffinity())},
 			remotes: []string{svcVIPv4},
 		},
 		{
 			name: "scenario-19-shared-remote-endpoint-is-one-object", cfg: config(false), view: view(false, ws2022),
-			svcs:   []*corev1.Service{service("svc1", nodePort(3001)), service("svc2", clusterIPs("10.20.30.42"), nodePort(3002))},
+			svcs:   []*corev1.Service{service("svc1", testbuild.NodePort(3001)), service("svc2", testbuild.ClusterIPs("10.20.30.42"), testbuild.NodePort(3002))},
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1"), remoteSlice("svc2")},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
@@ -43,7 +44,7 @@ func TestLoadBalancerSourceVIP(t *testing.T) {
 		{
 			name: "scenario-40-overlay-remote-node-ip-backend-uses-node-ip", cfg: config(false), view: view(true, ws2022, sourceVIPEP()),
 			svcs:   []*corev1.Service{service("svc1")},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"10.0.0.3", "node-3", ""})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("10.0.0.3", "node-3"))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=10.0.0.1 be=[10.0.0.3]",
 			},
@@ -52,7 +53,7 @@ func TestLoadBalancerSourceVIP(t *testing.T) {
 		{
 			name: "scenario-40-overlay-public-backend-uses-node-ip", cfg: config(false), view: view(true, ws2022, sourceVIPEP()),
 			svcs:   []*corev1.Service{service("svc1")},
-			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"8.8.8.8", "", ""})},
+			slices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("8.8.8.8", ""))},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=10.0.0.1 be=[8.8.8.8]",
 			},
@@ -102,12 +103,11 @@ func TestLoadBalancerSourceVIP(t *testing.T) {
 // A backend in a node's pod CIDR without a remote-subnet route is treated
 // as external, and reported.
 func TestNoRemoteSubnetRouteIsReported(t *testing.T) {
-	other := &corev1.Node{}
-	other.Name, other.Spec.PodCIDRs = "node-3", []string{"192.168.3.0/24"}
+	other := testbuild.Node("node-3", testbuild.PodCIDRs("192.168.3.0/24"))
 	d := Compute(Input{NodeName: nodeName, Config: config(false), Nodes: []*corev1.Node{other},
 		HNS:            view(true, ws2022, sourceVIPEP()),
 		Services:       []*corev1.Service{service("svc1")},
-		EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, ep{"192.168.3.7", "node-3", ""})}})
+		EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.3.7", "node-3"))}})
 	want := []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=10.0.0.1 be=[192.168.3.7]"}
 	if diff := cmp.Diff(want, lbs(d)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

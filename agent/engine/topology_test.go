@@ -9,10 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/featuregate"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // Topology-aware routing (topology.go, docs/topology.md).
@@ -22,7 +22,7 @@ import (
 type tep struct {
 	ip    string
 	local bool
-	cond  string // as ep.cond
+	cond  string // as testbuild.Conditions reads it
 	zones []string
 	nodes []string
 }
@@ -30,19 +30,20 @@ type tep struct {
 // topoInput builds the input of one service, svc1, with one slice of eps,
 // on a node in zone (nil: no zone label).
 func topoInput(cfg v1alpha1.ResolvedProxyConfig, zone *string, svc *corev1.Service, eps []tep) Input {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}
+	node := testbuild.Node(nodeName)
 	if zone != nil {
-		node.Labels = map[string]string{corev1.LabelTopologyZone: *zone}
+		// Labels, not Zone: a zone label with an empty value is a case of its own.
+		node = testbuild.Node(nodeName, testbuild.Labels(map[string]string{corev1.LabelTopologyZone: *zone}))
 	}
 	v := view(false, ws2022)
-	var es []ep
+	var es []testbuild.SliceOption
 	for _, e := range eps {
 		n := "node-2"
 		if e.local {
 			n = nodeName
 			v.Endpoints = append(v.Endpoints, localEP("EP-"+e.ip, e.ip))
 		}
-		es = append(es, ep{e.ip, n, e.cond})
+		es = append(es, testbuild.Endpoint(e.ip, n, testbuild.Conditions(e.cond)))
 	}
 	s := slice("svc1", "s1", 80, es...)
 	for i, e := range eps {
@@ -99,13 +100,13 @@ func backendsOf(d *Desired, kind Kind) []string {
 func TestTopologyAsKubeProxy(t *testing.T) {
 	zoneA, zoneB, zoneC, empty := new("zone-a"), new("zone-b"), new("zone-c"), new("")
 	ready, unready := "", "-r"
-	etpLocalNP := []svcOpt{nodePort(3001), etpLocal}
-	itpLocalNP := []svcOpt{nodePort(3001), itpLocal}
+	etpLocalNP := []testbuild.ServiceOption{testbuild.NodePort(3001), testbuild.ExternalTrafficLocal()}
+	itpLocalNP := []testbuild.ServiceOption{testbuild.NodePort(3001), testbuild.InternalTrafficLocal()}
 	for _, tc := range []struct {
 		name      string
 		nodeHints bool
 		zone      *string
-		svc       []svcOpt
+		svc       []testbuild.ServiceOption
 		eps       []tep
 		// clusterIP and nodePort are the backends of those LBs; nil: no LB.
 		clusterIP, nodePort []string
@@ -205,19 +206,19 @@ func TestTopologyAsKubeProxy(t *testing.T) {
 			clusterIP: []string{"10.0.1.0", "10.0.1.2"}, nodePort: []string{"10.0.1.0", "10.0.1.1"}, routed: 1,
 		},
 		{
-			name: "internalTrafficPolicy: Local, with empty endpoints", svc: []svcOpt{itpLocal},
+			name: "internalTrafficPolicy: Local, with empty endpoints", svc: []testbuild.ServiceOption{testbuild.InternalTrafficLocal()},
 		},
 		{
-			name: "internalTrafficPolicy: Local, but all endpoints are remote", svc: []svcOpt{itpLocal},
+			name: "internalTrafficPolicy: Local, but all endpoints are remote", svc: []testbuild.ServiceOption{testbuild.InternalTrafficLocal()},
 			eps: []tep{{ip: "10.0.1.0"}, {ip: "10.0.1.1"}},
 		},
 		{
-			name: "internalTrafficPolicy: Local, all endpoints are local", svc: []svcOpt{itpLocal},
+			name: "internalTrafficPolicy: Local, all endpoints are local", svc: []testbuild.ServiceOption{testbuild.InternalTrafficLocal()},
 			eps:       []tep{{ip: "10.0.1.0", local: true}, {ip: "10.0.1.1", local: true}},
 			clusterIP: []string{"10.0.1.0", "10.0.1.1"},
 		},
 		{
-			name: "internalTrafficPolicy: Local, some endpoints are local", svc: []svcOpt{itpLocal},
+			name: "internalTrafficPolicy: Local, some endpoints are local", svc: []testbuild.ServiceOption{testbuild.InternalTrafficLocal()},
 			eps:       []tep{{ip: "10.0.1.0", local: true}, {ip: "10.0.1.1"}},
 			clusterIP: []string{"10.0.1.0"},
 		},
@@ -235,7 +236,7 @@ func TestTopologyAsKubeProxy(t *testing.T) {
 			// services with an ingress IP: the case is such a service. Its
 			// node-port LB is left out while every endpoint terminates, so
 			// that cloud load balancers drain the node.
-			name: "Cluster traffic policy, all endpoints are terminating", svc: []svcOpt{loadBalancer(3001, "11.21.31.41")},
+			name: "Cluster traffic policy, all endpoints are terminating", svc: []testbuild.ServiceOption{testbuild.LoadBalancer(3001, "11.21.31.41")},
 			eps:       []tep{{ip: "10.0.1.0", local: true, cond: "-r+s+t"}, {ip: "10.0.1.1", cond: "-r+s+t"}},
 			clusterIP: []string{"10.0.1.0", "10.0.1.1"},
 		},
@@ -253,16 +254,16 @@ func TestTopologyAsKubeProxy(t *testing.T) {
 			// kube-proxy computes cluster endpoints here for traffic from
 			// the node's pods to external addresses (short circuiting); HNS
 			// has no such path, and no load balancer uses them.
-			name: "iTP: Local, eTP: Local, some endpoints local", svc: append([]svcOpt{itpLocal}, etpLocalNP...),
+			name: "iTP: Local, eTP: Local, some endpoints local", svc: append([]testbuild.ServiceOption{testbuild.InternalTrafficLocal()}, etpLocalNP...),
 			eps:       []tep{{ip: "10.0.1.0", local: true}, {ip: "10.0.1.1"}},
 			clusterIP: []string{"10.0.1.0"}, nodePort: []string{"10.0.1.0"},
 		},
 		{
-			name: "iTP: Local, eTP: Local, all endpoints remote", svc: append([]svcOpt{itpLocal}, etpLocalNP...),
+			name: "iTP: Local, eTP: Local, all endpoints remote", svc: append([]testbuild.ServiceOption{testbuild.InternalTrafficLocal()}, etpLocalNP...),
 			eps: []tep{{ip: "10.0.1.0"}, {ip: "10.0.1.1"}},
 		},
 		{
-			name: "iTP: Local, eTP: Local, all endpoints remote and terminating", svc: append([]svcOpt{itpLocal}, etpLocalNP...),
+			name: "iTP: Local, eTP: Local, all endpoints remote and terminating", svc: append([]testbuild.ServiceOption{testbuild.InternalTrafficLocal()}, etpLocalNP...),
 			eps: []tep{{ip: "10.0.1.0", cond: "-r+s+t"}, {ip: "10.0.1.1", cond: "-r+s+t"}},
 		},
 		{
@@ -275,12 +276,12 @@ func TestTopologyAsKubeProxy(t *testing.T) {
 			clusterIP: []string{"10.0.1.0"},
 		},
 		{
-			name: "externalTrafficPolicy ignored if not externally accessible", svc: []svcOpt{etpLocal},
+			name: "externalTrafficPolicy ignored if not externally accessible", svc: []testbuild.ServiceOption{testbuild.ExternalTrafficLocal()},
 			eps:       []tep{{ip: "10.0.1.0"}, {ip: "10.0.1.1", local: true}},
 			clusterIP: []string{"10.0.1.0", "10.0.1.1"},
 		},
 		{
-			name: "no cluster endpoints for iTP:Local internal-only service", svc: []svcOpt{itpLocal},
+			name: "no cluster endpoints for iTP:Local internal-only service", svc: []testbuild.ServiceOption{testbuild.InternalTrafficLocal()},
 			eps:       []tep{{ip: "10.0.1.0"}, {ip: "10.0.1.1", local: true}},
 			clusterIP: []string{"10.0.1.1"},
 		},
@@ -341,7 +342,7 @@ func TestTopologyOnWindows(t *testing.T) {
 			// cluster set, as kube-proxy's external chain jumps to its
 			// cluster chain; Local keeps its local backends.
 			name: "external load balancers follow the policy they have", cfg: topoConfig(false),
-			svc: service("svc1", loadBalancer(3001, "11.21.31.41"), externalIPs("50.0.0.1")), eps: twoZones,
+			svc: service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41"), testbuild.ExternalIPs("50.0.0.1")), eps: twoZones,
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=0 pm=18 svip=- be=[192.168.2.3]",
@@ -352,7 +353,7 @@ func TestTopologyOnWindows(t *testing.T) {
 		},
 		{
 			name: "externalTrafficPolicy: Local keeps the external load balancers local", cfg: topoConfig(false),
-			svc: service("svc1", loadBalancer(3001, "11.21.31.41"), externalIPs("50.0.0.1"), etpLocal), eps: twoZones,
+			svc: service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41"), testbuild.ExternalIPs("50.0.0.1"), testbuild.ExternalTrafficLocal()), eps: twoZones,
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=- be=[192.168.1.5@EP-192.168.1.5]",
@@ -365,7 +366,7 @@ func TestTopologyOnWindows(t *testing.T) {
 			// Both policies Local: no load balancer uses the cluster set, so
 			// hints are not consulted and the service is not counted.
 			name: "both policies Local consult no hints", cfg: topoConfig(false),
-			svc: service("svc1", loadBalancer(3001, "11.21.31.41"), etpLocal, itpLocal), eps: twoZones,
+			svc: service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41"), testbuild.ExternalTrafficLocal(), testbuild.InternalTrafficLocal()), eps: twoZones,
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-192.168.1.5]",
 				"IPv4/nodeport *:3001/TCP ns/svc1:p80 int=80 flags=1 pm=18 svip=- be=[192.168.1.5@EP-192.168.1.5]",
@@ -390,11 +391,11 @@ func TestTopologyOnWindows(t *testing.T) {
 				c.DualStack, c.NodeIPs = true, []string{nodeIP, "fd00:10::1"}
 				return c
 			}(),
-			svc: service("svc1", clusterIPs("10.20.30.41", "fd00:20::41")), eps: twoZones[1:],
+			svc: service("svc1", testbuild.ClusterIPs("10.20.30.41", "fd00:20::41")), eps: twoZones[1:],
 			mutate: func(in *Input) {
 				in.HNS.Capabilities = ws2022
 				in.EndpointSlices = append(in.EndpointSlices, sliceFam("svc1", "s6", discoveryv1.AddressTypeIPv6, 80,
-					ep{"fd02::3", "node-2", ""}, ep{"fd02::4", "node-2", ""}))
+					testbuild.Endpoint("fd02::3", "node-2"), testbuild.Endpoint("fd02::4", "node-2")))
 			},
 			lbs: []string{
 				"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.2.3]",
@@ -427,7 +428,7 @@ func TestIncrementalZoneChange(t *testing.T) {
 		for i := range zones {
 			eps = append(eps, tep{ip: fmt.Sprintf("192.168.2.%d", 3+i), zones: zones[i], nodes: nodes[i]})
 		}
-		in := topoInput(topoConfig(false), nil, service(name, clusterIPs(cip)), eps)
+		in := topoInput(topoConfig(false), nil, service(name, testbuild.ClusterIPs(cip)), eps)
 		s := in.EndpointSlices[0]
 		s.Name, s.Labels[discoveryv1.LabelServiceName] = name+"-a", name
 		return in.Services[0], s
@@ -438,13 +439,7 @@ func TestIncrementalZoneChange(t *testing.T) {
 	plain, plainSlice := hinted("plain", "10.20.30.43", make([][]string, 2), make([][]string, 2))
 	in := Input{NodeName: nodeName, Config: topoConfig(true), HNS: view(false, ws2022),
 		Services: []*corev1.Service{zonal, perNode, plain}, EndpointSlices: []*discoveryv1.EndpointSlice{zonalSlice, perNodeSlice, plainSlice}}
-	node := func(zone string) *corev1.Node {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}
-		if zone != "" {
-			n.Labels = map[string]string{corev1.LabelTopologyZone: zone}
-		}
-		return n
-	}
+	node := func(zone string) *corev1.Node { return testbuild.Node(nodeName, testbuild.Zone(zone)) }
 	inc := NewIncremental()
 	for _, s := range in.Services {
 		inc.SetService(s)

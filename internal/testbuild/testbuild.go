@@ -66,6 +66,16 @@ func Annotations(kv map[string]string) NodeOption {
 	}
 }
 
+// Zone sets the topology.kubernetes.io/zone label, which topology-aware routing reads; ""
+// leaves the node without a zone.
+func Zone(z string) NodeOption {
+	return func(n *corev1.Node) {
+		if z != "" {
+			n.Labels = setKey(n.Labels, corev1.LabelTopologyZone, z)
+		}
+	}
+}
+
 // Kubelet sets the kubelet version the node reports, e.g. "v1.34.1".
 func Kubelet(version string) NodeOption {
 	return func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = version }
@@ -241,6 +251,38 @@ func Serving(v bool) EndpointOption {
 // Terminating sets the endpoint's terminating condition.
 func Terminating(v bool) EndpointOption {
 	return func(e *discoveryv1.Endpoint) { e.Conditions.Terminating = &v }
+}
+
+// Conditions sets the endpoint's conditions from the compact form tables of cases use: "+r" or
+// "-r" sets ready to true or false, "s" serving and "t" terminating alike, e.g. "-r+s+t" for an
+// endpoint that terminates while still serving. Conditions it does not name stay unset; ""
+// names none. It panics on anything else, a typo in a table.
+func Conditions(c string) EndpointOption {
+	if len(c)%2 != 0 {
+		panic("testbuild.Conditions: " + c)
+	}
+	var opts []EndpointOption
+	for i := 0; i < len(c); i += 2 {
+		if c[i] != '+' && c[i] != '-' {
+			panic("testbuild.Conditions: " + c)
+		}
+		v := c[i] == '+'
+		switch c[i+1] {
+		case 'r':
+			opts = append(opts, Ready(v))
+		case 's':
+			opts = append(opts, Serving(v))
+		case 't':
+			opts = append(opts, Terminating(v))
+		default:
+			panic("testbuild.Conditions: " + c)
+		}
+	}
+	return func(e *discoveryv1.Endpoint) {
+		for _, o := range opts {
+			o(e)
+		}
+	}
 }
 
 // TargetPod sets the endpoint's targetRef to the pod name.

@@ -64,6 +64,34 @@ func TestServiceAndSlice(t *testing.T) {
 	}
 }
 
+func TestConditions(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want discoveryv1.EndpointConditions
+	}{
+		{"", discoveryv1.EndpointConditions{}},
+		{"-r", discoveryv1.EndpointConditions{Ready: ptr.To(false)}},
+		{"-r+s+t", discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}},
+		{"+r-s-t", discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(false), Terminating: ptr.To(false)}},
+	} {
+		var e discoveryv1.Endpoint
+		Conditions(tc.in)(&e)
+		if diff := cmp.Diff(tc.want, e.Conditions); diff != "" {
+			t.Errorf("Conditions(%q) (-want,+got):\n%s", tc.in, diff)
+		}
+	}
+	for _, bad := range []string{"r", "+x", "*r", "-r+"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Conditions(%q) did not panic", bad)
+				}
+			}()
+			Conditions(bad)
+		}()
+	}
+}
+
 func TestConfig(t *testing.T) {
 	got := Spec(Selecting(map[string]string{"pool": "a"}), DSR(), Defaulted())
 	want := &v1alpha1.WindowsProxyConfigSpec{
