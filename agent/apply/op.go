@@ -80,6 +80,22 @@ const (
 	opUnbindEP // no call: forget a foreign endpoint no longer wanted
 )
 
+var opNames = [...]string{opCreateEndpoint: "CreateEndpoint", opReplaceEndpoint: "ReplaceEndpoint",
+	opDeleteEndpoint: "DeleteEndpoint", opCreateLB: "CreateLoadBalancer", opModifyLB: "ModifyLoadBalancer",
+	opReplaceLB: "ReplaceLoadBalancer", opDeleteLB: "DeleteLoadBalancer", opDisown: "Disown", opDefer: "Defer",
+	opFail: "Fail", opSettled: "Settled", opUnbindEP: "Unbind"}
+
+func (k opKind) String() string { return opNames[k] }
+
+// String is the op as the planner's tests and a debugger show it.
+func (o *op) String() string {
+	s := o.kind.String() + " " + o.object() + " " + string(o.reason)
+	if o.gate {
+		s += " (gate)"
+	}
+	return s
+}
+
 // op is one step of a plan: what to do to which object, and why. The
 // planner fills in what the executor needs and nothing is looked up again,
 // except the IDs of endpoints created earlier in the same sync.
@@ -111,7 +127,7 @@ func (o *op) object() string {
 		return "load balancer " + o.lb.Key.String()
 	case o.kind == opDeleteLB || o.kind == opDisown:
 		return "load balancer " + o.cur.ID
-	case o.reason == ReasonSourceVIPMissing:
+	case o.gate:
 		return "source-VIP endpoint " + o.ep.IPs[0].String()
 	case o.reason == ReasonSourceVIPStale:
 		return "source-VIP endpoint " + o.ep.ID

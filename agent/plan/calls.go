@@ -24,6 +24,8 @@ type Call struct {
 	Owner string `json:"owner,omitempty"`
 	// Object is what is created, what a modify writes, or what a deleted object holds.
 	Object string `json:"object"`
+	// Reason is the applier's rule that makes the call (apply.Reason), e.g. LoadBalancerChanged.
+	Reason string `json:"reason,omitempty"`
 	// Error is the simulated HNS's answer when it would refuse the call.
 	Error string `json:"error,omitempty"`
 }
@@ -102,7 +104,7 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 		return nil, err
 	}
 
-	run.calls = rec.calls
+	run.calls = withReasons(rec.calls, run.result.Calls)
 	for _, lb := range d.LoadBalancers {
 		outcome := rec.outcome(lb.ID, lb.Owner)
 		if outcome == OutcomeLeftAlone && ledger.Has(lb.ID) {
@@ -114,6 +116,20 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 		run.eps = append(run.eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: rec.outcome(ep.ID, ep.Owner)})
 	}
 	return run, nil
+}
+
+// withReasons gives each recorded call the reason the applier made it for: the applier reports
+// its writes in the order it made them, which is the order they reached the recorder.
+func withReasons(recorded []Call, made []apply.Call) []Call {
+	if len(recorded) != len(made) {
+		return recorded // not the same calls: leave the reasons out rather than guess
+	}
+	for i := range recorded {
+		if recorded[i].Operation == string(made[i].Op) {
+			recorded[i].Reason = string(made[i].Reason)
+		}
+	}
+	return recorded
 }
 
 // simProfile is the simulator profile of the dumped host: the built-in one of its Windows build

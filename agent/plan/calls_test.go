@@ -84,12 +84,12 @@ func TestPlanAgainstAKubeProxyHost(t *testing.T) {
 	for _, c := range p.HNSCalls {
 		count[c.Operation]++
 		if strings.HasPrefix(c.Object, "TCP/10.96.10.10:80->8080") {
-			web = append(web, strings.Join(strings.Fields(c.Operation+" "+c.Owner+" "+strings.Split(c.Error, ":")[0]), " "))
+			web = append(web, strings.Join(strings.Fields(c.Operation+" "+c.Reason+" "+c.Owner+" "+strings.Split(c.Error, ":")[0]), " "))
 		} else if c.Error != "" {
 			t.Errorf("call refused: %+v", c)
 		}
 	}
-	if got := strings.Join(web, ","); got != "CreateLoadBalancer hns,DeleteLoadBalancer foreign,CreateLoadBalancer" {
+	if got := strings.Join(web, ","); got != "CreateLoadBalancer LoadBalancerMissing hns,DeleteLoadBalancer FrontendTaken foreign,CreateLoadBalancer LoadBalancerMissing" {
 		t.Errorf("calls for 10.96.10.10:80 = %q; want the create refused, kube-proxy's load balancer deleted, the create again", got)
 	}
 	if count["DeleteLoadBalancer"] != 1 || count["CreateLoadBalancer"] != len(p.LoadBalancers)+1 || count["ModifyLoadBalancer"] != 0 {
@@ -168,9 +168,9 @@ func TestPlanAgainstWhatTheAgentProgrammed(t *testing.T) {
 	}
 	var ops []string
 	for _, c := range p.HNSCalls {
-		ops = append(ops, c.Operation+" "+c.Owner)
+		ops = append(ops, c.Operation+" "+c.Reason+" "+c.Owner)
 	}
-	if strings.Join(ops, ",") != "CreateLoadBalancer ,DeleteLoadBalancer foreign,CreateLoadBalancer " {
+	if strings.Join(ops, ",") != "CreateLoadBalancer LoadBalancerMissing ,DeleteLoadBalancer FrontendTaken foreign,CreateLoadBalancer LoadBalancerMissing " {
 		t.Errorf("calls = %q, want the changed load balancer replaced", ops)
 	}
 }

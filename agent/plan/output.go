@@ -307,9 +307,9 @@ func (p *Plan) writeProblems(w io.Writer) {
 // each load balancer and endpoint there.
 func (p *Plan) writeHostRun(w io.Writer) {
 	fmt.Fprintf(w, "\nHNS CALLS AGAINST THE DUMP (%d)\n", len(p.HNSCalls))
-	fmt.Fprintln(w, "CALL\tID\tOWNER\tOBJECT\tERROR")
+	fmt.Fprintln(w, "CALL\tREASON\tID\tOWNER\tOBJECT\tERROR")
 	for _, c := range p.HNSCalls {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.Reason, "-"), or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
 	}
 	for _, host := range []struct {
 		title   string
