@@ -7,27 +7,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
-func node(mutate ...func(*corev1.Node)) *corev1.Node {
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "win-1", Labels: map[string]string{"topology.kubernetes.io/zone": "a"},
-			Annotations: map[string]string{"winproxy.io/source-vip": "10.244.1.2"}},
-		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24", "fd00:1::/64"}},
-		Status: corev1.NodeStatus{
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeHostName, Address: "win-1"},
-				{Type: corev1.NodeInternalIP, Address: "fd00::11"},
-				{Type: corev1.NodeExternalIP, Address: "20.0.0.1"},
-				{Type: corev1.NodeInternalIP, Address: "10.0.0.11"},
-			},
-			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.33.2"},
-		},
+// node is win-1 in zone a with a source-VIP annotation, both pod CIDR fields, kubelet v1.33.2 and
+// addresses of every type, InternalIPs of both families among them, changed by opts.
+func node(opts ...testbuild.NodeOption) *corev1.Node {
+	base := []testbuild.NodeOption{
+		testbuild.Zone("a"), testbuild.Annotations(map[string]string{"winproxy.io/source-vip": "10.244.1.2"}),
+		func(n *corev1.Node) { n.Spec.PodCIDR = "10.244.1.0/24" }, testbuild.PodCIDRs("10.244.1.0/24", "fd00:1::/64"),
+		testbuild.Addresses(corev1.NodeHostName, "win-1"), testbuild.InternalIPs("fd00::11"),
+		testbuild.Addresses(corev1.NodeExternalIP, "20.0.0.1"), testbuild.InternalIPs("10.0.0.11"),
+		testbuild.Kubelet("v1.33.2"),
 	}
-	for _, m := range mutate {
-		m(n)
-	}
-	return n
+	return testbuild.Node("win-1", append(base, opts...)...)
 }
 
 func TestPodCIDRs(t *testing.T) {
