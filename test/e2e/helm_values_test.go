@@ -528,6 +528,49 @@ func TestHelmValuesTestHook(t *testing.T) {
 	}
 }
 
+// The roles' names (each binding is named after its role and refers to it) and Helm's own labels,
+// which the kustomize render (config/chart) sets and turns off.
+func TestHelmValuesNamesAndHelmLabels(t *testing.T) {
+	for _, tc := range []struct {
+		set                               []string
+		controller, leaderElection, agent string
+	}{
+		{nil, "wpv-winproxy-controller", "wpv-winproxy-leader-election", "wpv-winproxy-agent"},
+		{[]string{"--set", "controller.rbac.clusterRoleName=c-role", "--set", "controller.leaderElection.roleName=le-role", "--set", "agent.rbac.clusterRoleName=a-role"}, "c-role", "le-role", "a-role"},
+	} {
+		_, objs := render(t, tc.set...)
+		for _, want := range []struct{ kind, bindingKind, name string }{
+			{"ClusterRole", "ClusterRoleBinding", tc.controller},
+			{"Role", "RoleBinding", tc.leaderElection},
+			{"ClusterRole", "ClusterRoleBinding", tc.agent},
+		} {
+			find(t, objs, want.kind, want.name)
+			binding := find(t, objs, want.bindingKind, want.name)
+			if ref, _, _ := unstructured.NestedString(binding.Object, "roleRef", "name"); binding.GetName() != want.name || ref != want.name {
+				t.Errorf("%v: %s %s refers to %s %q, want %q", tc.set, want.bindingKind, binding.GetName(), want.kind, ref, want.name)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		helmLabels bool
+		set        []string
+	}{{true, nil}, {false, []string{"--set", "helmLabels=false"}}} {
+		_, objs := render(t, tc.set...)
+		for _, o := range objs {
+			labels := o.GetLabels()
+			if _, ok := labels["helm.sh/chart"]; ok != tc.helmLabels {
+				t.Errorf("helmLabels=%t: %s %s has helm.sh/chart: %t", tc.helmLabels, o.GetKind(), o.GetName(), ok)
+			}
+			if (labels["app.kubernetes.io/managed-by"] == "Helm") != tc.helmLabels {
+				t.Errorf("helmLabels=%t: %s %s has app.kubernetes.io/managed-by %q", tc.helmLabels, o.GetKind(), o.GetName(), labels["app.kubernetes.io/managed-by"])
+			}
+			if labels["app.kubernetes.io/part-of"] != "winproxy" {
+				t.Errorf("helmLabels=%t: %s %s lost its app.kubernetes.io labels: %v", tc.helmLabels, o.GetKind(), o.GetName(), labels)
+			}
+		}
+	}
+}
+
 // What the chart refuses, and that it says what to do.
 func TestHelmValuesRefused(t *testing.T) {
 	for _, tc := range []struct {

@@ -17,13 +17,17 @@
 {{- end -}}
 {{- end -}}
 
-{{/* Labels on every object. */}}
+{{/* Labels on every object; Helm's own (helm.sh/chart, managed-by) unless helmLabels is off. */}}
 {{- define "winproxy.labels" -}}
+{{- if .Values.helmLabels -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ end -}}
 app.kubernetes.io/name: {{ include "winproxy.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- if .Values.helmLabels }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
 app.kubernetes.io/part-of: winproxy
 {{- with .Values.commonLabels }}
 {{ toYaml . }}
@@ -43,6 +47,19 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "winproxy.agent.serviceAccountName" -}}
 {{- default (printf "%s-agent" (include "winproxy.fullname" .)) .Values.agent.serviceAccount.name -}}
+{{- end -}}
+
+{{/* The names of the RBAC roles; each binding is named after its role. */}}
+{{- define "winproxy.controller.clusterRoleName" -}}
+{{- default (printf "%s-controller" (include "winproxy.fullname" .)) .Values.controller.rbac.clusterRoleName -}}
+{{- end -}}
+
+{{- define "winproxy.controller.leaderElectionRoleName" -}}
+{{- default (printf "%s-leader-election" (include "winproxy.fullname" .)) .Values.controller.leaderElection.roleName -}}
+{{- end -}}
+
+{{- define "winproxy.agent.clusterRoleName" -}}
+{{- default (printf "%s-agent" (include "winproxy.fullname" .)) .Values.agent.rbac.clusterRoleName -}}
 {{- end -}}
 
 {{/*
