@@ -53,10 +53,10 @@ func TestControllerMetricsAreSecured(t *testing.T) {
 	}
 	t.Cleanup(ctrl.Stop)
 
-	reader := readObjects(t, "config/rbac/metrics_reader_role.yaml")[0]
+	reader := find(t, readObjects(t, kustomizeRender), "ClusterRole", "winproxy-metrics-reader")
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "winproxy-metrics-reader"}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
 	if got, _, _ := unstructuredRules(reader); got != "/metrics:get" {
-		t.Fatalf("config/rbac/metrics_reader_role.yaml grants %q, want GET /metrics", got)
+		t.Fatalf("the metrics-reader ClusterRole of %s grants %q, want GET /metrics", kustomizeRender, got)
 	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}},
