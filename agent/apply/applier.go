@@ -58,6 +58,8 @@ type Applier struct {
 	// remote endpoints then.
 	settled bool
 	remotes int
+	// recordCalls keeps each sync's writes in Result.Calls (RecordCalls).
+	recordCalls bool
 }
 
 type retry struct {
@@ -68,6 +70,11 @@ type retry struct {
 
 // Option configures New.
 type Option func(*Applier)
+
+// RecordCalls makes every sync list its HNS writes, with their reasons, in
+// Result.Calls: for winproxy-agent plan. The agent only counts them (a first
+// sync at 10k services makes 118,000).
+func RecordCalls() Option { return func(a *Applier) { a.recordCalls = true } }
 
 // WithClock sets the clock used for retry backoff.
 func WithClock(c clock.PassiveClock) Option { return func(a *Applier) { a.clock = c } }

@@ -96,7 +96,7 @@ func (s *syncState) planChangedEndpoints(ips []netip.Addr) ([]op, error) {
 		}
 		id, known := s.a.epIDs[ip]
 		if !known {
-			ops = append(ops, s.planRemote(want)...)
+			ops = s.planRemote(ops, want)
 			continue
 		}
 		ep, found := s.a.model.endpoint(id)
@@ -124,7 +124,7 @@ func (s *syncState) planChangedLoadBalancers(keys []engine.LBKey) ([]op, error) 
 		if !found || !s.a.owned.OwnsLoadBalancer(cur) {
 			return nil, errNotDelta
 		}
-		ops = append(ops, op{kind: opDeleteLB, reason: ReasonLBUnwanted, lb: &engine.LoadBalancer{Key: key}, cur: cur})
+		ops = append(ops, op{kind: opDeleteLB, reason: ReasonLBUnwanted, lb: &engine.LoadBalancer{Key: key}, cur: &cur})
 	}
 	noModify := s.a.noModify
 	for _, key := range keys {
@@ -173,7 +173,7 @@ func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
 			ops = append(ops, op{kind: opUnbindEP, reason: ReasonEndpointUnused, ip: ip})
 			continue
 		}
-		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointUnused, ip: ip, ep: ep})
+		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointUnused, ip: ip, ep: &ep})
 	}
 	return ops, nil
 }

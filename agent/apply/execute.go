@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
@@ -74,13 +75,13 @@ func (s *syncState) perform(o *op) error {
 		delete(s.a.epIDs, o.ip)
 		return nil
 	case opDisown:
-		return s.disown(o.cur)
+		return s.disown(*o.cur)
 	case opCreateEndpoint, opReplaceEndpoint:
 		return s.createEndpoint(o)
 	case opDeleteEndpoint:
 		return s.deleteEndpoint(o)
 	case opDeleteLB:
-		if err := s.deleteLB(o.reason, o.cur); err != nil {
+		if err := s.deleteLB(o.reason, *o.cur); err != nil {
 			return err
 		}
 		if o.lb != nil {
@@ -95,13 +96,15 @@ func (o *op) mustRetryKey() retryKey {
 	if o.lb != nil {
 		return lbRetryKey(o.lb.Key)
 	}
-	return epRetryKey(o.ep.IPs[0])
+	return epRetryKey(o.ip)
 }
 
-// call counts and records one HNS write.
+// call counts one HNS write, and records it if the applier keeps calls.
 func (s *syncState) call(c Call) {
 	s.r.Writes[writeOf[c.Op]]++
-	s.r.Calls = append(s.r.Calls, c)
+	if s.a.recordCalls {
+		s.r.Calls = append(s.r.Calls, c)
+	}
 }
 
 // createEndpoint creates o.ep, deleting the stale one a replace names
@@ -109,17 +112,18 @@ func (s *syncState) call(c Call) {
 // VIP) is a local endpoint from now on.
 func (s *syncState) createEndpoint(o *op) error {
 	if o.kind == opReplaceEndpoint {
-		if err := s.deleteEndpoint(&op{kind: opDeleteEndpoint, reason: o.reason, ip: o.ip, ep: o.stale}); err != nil {
+		if err := s.deleteEndpoint(&op{kind: opDeleteEndpoint, reason: o.reason, ip: o.ip, ep: o.ep}); err != nil {
 			return err
 		}
 	}
-	ip := o.ep.IPs[0]
-	ep, err := s.a.owned.CreateEndpoint(s.ctx, s.o.View.Network.ID, o.ep)
+	ip := o.ip
+	ep, err := s.a.owned.CreateEndpoint(s.ctx, s.o.View.Network.ID, hns.Endpoint{Name: hns.OwnedEndpointName(ip),
+		IPs: []netip.Addr{ip}, MAC: o.mac, Remote: o.remote, ProviderAddress: o.pa})
 	s.call(Call{Op: hns.OpCreateEndpoint, Reason: o.reason, IP: ip, Err: err})
 	if err != nil {
 		return err
 	}
-	if !o.ep.Remote {
+	if !o.remote {
 		s.local[ip] = ep.ID
 		return nil
 	}
@@ -131,7 +135,7 @@ func (s *syncState) createEndpoint(o *op) error {
 // deleteEndpoint deletes a listed endpoint; one gone already counts as
 // deleted.
 func (s *syncState) deleteEndpoint(o *op) error {
-	err := s.a.owned.DeleteEndpoint(s.ctx, o.ep)
+	err := s.a.owned.DeleteEndpoint(s.ctx, *o.ep)
 	s.call(Call{Op: hns.OpDeleteEndpoint, Reason: o.reason, IP: o.ip, ID: o.ep.ID, Err: err})
 	if err != nil && !hns.IsNotFound(err) {
 		if o.reason == ReasonEndpointUnused {
@@ -160,7 +164,7 @@ func (s *syncState) programLB(o *op) error {
 	key := o.lb.Key
 	mapped := o.kind == opModifyLB || o.kind == opReplaceLB
 	if o.reason == ReasonLBChangedBehindBack {
-		if err := s.disown(o.cur); err != nil {
+		if err := s.disown(*o.cur); err != nil {
 			return err
 		}
 		delete(a.lbIDs, key)
@@ -176,11 +180,11 @@ func (s *syncState) programLB(o *op) error {
 		}
 	}
 	if mapped && o.kind == opModifyLB && !a.noModify {
-		got, err := a.owned.ModifyLoadBalancer(s.ctx, o.cur, o.want)
+		got, err := a.owned.ModifyLoadBalancer(s.ctx, *o.cur, *o.want)
 		s.call(Call{Op: hns.OpModifyLoadBalancer, Reason: o.reason, Key: key, ID: o.cur.ID, Err: err})
 		if err == nil {
 			s.listedLB[hns.IDOf(got.ID)] = got
-			a.modified[key] = o.want
+			a.modified[key] = *o.want
 			s.r.LBsProgrammed++
 			return nil
 		}
@@ -190,12 +194,12 @@ func (s *syncState) programLB(o *op) error {
 		a.noModify = true // E_NOTIMPL: fall back for the rest of the process
 	}
 	if mapped {
-		if err := s.deleteLB(o.reason, o.cur); err != nil {
+		if err := s.deleteLB(o.reason, *o.cur); err != nil {
 			return err
 		}
 		delete(a.lbIDs, key)
 	}
-	got, err := s.createLB(o.reason, key, o.want)
+	got, err := s.createLB(o.reason, key, *o.want)
 	if err != nil {
 		return err
 	}

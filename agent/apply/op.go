@@ -106,18 +106,21 @@ type op struct {
 	// no load balancer is programmed without it).
 	gate bool
 
-	// Endpoints: ip is the wanted address (creates, stale replaces and
-	// unused deletes of remote endpoints); ep is the one to create, or the
-	// listed one to delete; stale the listed one a replace deletes.
-	ip    netip.Addr
-	ep    hns.Endpoint
-	stale hns.Endpoint
+	// Endpoints: a create (or replace) makes the endpoint of ip with mac
+	// and provider address pa, remote unless it is the source VIP's; ep is
+	// the listed one a delete or replace removes. ip also names the wanted
+	// address a delete is for, where there is one.
+	ip     netip.Addr
+	mac    string
+	pa     netip.Addr
+	remote bool
+	ep     *hns.Endpoint
 
 	// Load balancers: lb is the wanted one and want its HNS form; cur is
 	// the one HNS holds (modify, replace, delete, disown).
 	lb   *engine.LoadBalancer
-	want hns.LoadBalancer
-	cur  hns.LoadBalancer
+	want *hns.LoadBalancer
+	cur  *hns.LoadBalancer
 }
 
 // object names what the op is about, in failures and events.
@@ -128,7 +131,7 @@ func (o *op) object() string {
 	case o.kind == opDeleteLB || o.kind == opDisown:
 		return "load balancer " + o.cur.ID
 	case o.gate:
-		return "source-VIP endpoint " + o.ep.IPs[0].String()
+		return "source-VIP endpoint " + o.ip.String()
 	case o.reason == ReasonSourceVIPStale:
 		return "source-VIP endpoint " + o.ep.ID
 	case o.ip.IsValid():
@@ -144,7 +147,7 @@ func (o *op) retryKey() (retryKey, bool) {
 	case o.lb != nil && o.kind != opFail:
 		return lbRetryKey(o.lb.Key), true
 	case o.kind == opCreateEndpoint || o.kind == opReplaceEndpoint:
-		return epRetryKey(o.ep.IPs[0]), true
+		return epRetryKey(o.ip), true
 	}
 	return retryKey{}, false
 }

@@ -23,7 +23,7 @@ func (s *syncState) planStaleSourceVIPs() []op {
 	var ops []op
 	cur, _ := netip.ParseAddr(s.d.Effective.SourceVIP.Address)
 	for _, i := range s.ownLocal {
-		ep := s.o.View.Endpoints[i]
+		ep := &s.o.View.Endpoints[i]
 		if ep.HasIP(cur) || s.sourceVIPInUse(ep) {
 			continue
 		}
@@ -34,7 +34,7 @@ func (s *syncState) planStaleSourceVIPs() []op {
 
 // sourceVIPInUse reports whether an LB in HNS has one of ep's addresses as
 // its source VIP.
-func (s *syncState) sourceVIPInUse(ep hns.Endpoint) bool {
+func (s *syncState) sourceVIPInUse(ep *hns.Endpoint) bool {
 	for _, lb := range s.listedLB {
 		if lb.SourceVIP.IsValid() && ep.HasIP(lb.SourceVIP) {
 			return true
@@ -67,7 +67,7 @@ func (s *syncState) planUnusedRemotes() ([]op, int) {
 			kept++
 			continue
 		}
-		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointUnused, ep: *ep})
+		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointUnused, ep: ep})
 	}
 	return ops, kept
 }

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 func (s *syncState) planLocalEndpoints() []op {
 	var ops []op
 	for _, i := range s.dups {
-		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonDuplicateOfLocal, ep: s.o.View.Endpoints[i]})
+		ops = append(ops, op{kind: opDeleteEndpoint, reason: ReasonDuplicateOfLocal, ep: &s.o.View.Endpoints[i]})
 	}
 	want := s.d.SourceVIPEndpoint
 	if want == nil {
@@ -27,8 +26,7 @@ func (s *syncState) planLocalEndpoints() []op {
 	if _, ok := s.local[want.IP]; ok {
 		return ops
 	}
-	create := op{kind: opCreateEndpoint, reason: ReasonSourceVIPMissing, gate: true,
-		ep: hns.Endpoint{Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC}}
+	create := op{kind: opCreateEndpoint, reason: ReasonSourceVIPMissing, gate: true, ip: want.IP, mac: want.MAC}
 	return append(ops, s.deferIfWaiting(create))
 }
 
@@ -91,9 +89,9 @@ func (s *syncState) matchRemote(want engine.RemoteEndpoint) bool {
 // are matched as listed, in any order, and only the rest are sorted.
 func (s *syncState) planRemoteEndpoints(todo []engine.RemoteEndpoint) []op {
 	slices.SortFunc(todo, func(a, b engine.RemoteEndpoint) int { return a.IP.Compare(b.IP) })
-	var ops []op
+	ops := make([]op, 0, len(todo))
 	for _, want := range todo {
-		ops = append(ops, s.planRemote(want)...)
+		ops = s.planRemote(ops, want)
 	}
 	return ops
 }
@@ -101,20 +99,18 @@ func (s *syncState) planRemoteEndpoints(todo []engine.RemoteEndpoint) []op {
 // planRemote creates want's endpoint; one of ours holding the address but
 // stale (e.g. the provider address moved) is replaced: endpoints cannot be
 // modified. A stale one is deleted even while the create's retry waits.
-func (s *syncState) planRemote(want engine.RemoteEndpoint) []op {
-	create := op{kind: opCreateEndpoint, reason: ReasonEndpointMissing, ip: want.IP,
-		ep: hns.Endpoint{Name: hns.OwnedEndpointName(want.IP), IPs: []netip.Addr{want.IP}, MAC: want.MAC,
-			Remote: true, ProviderAddress: want.ProviderAddress}}
+func (s *syncState) planRemote(ops []op, want engine.RemoteEndpoint) []op {
+	create := op{kind: opCreateEndpoint, reason: ReasonEndpointMissing, ip: want.IP, mac: want.MAC,
+		pa: want.ProviderAddress, remote: true}
 	i, stale := s.remoteByIP[want.IP]
 	if !stale {
-		return []op{s.deferIfWaiting(create)}
+		return append(ops, s.deferIfWaiting(create))
 	}
-	create.kind, create.reason = opReplaceEndpoint, ReasonEndpointStale
+	create.kind, create.reason, create.ep = opReplaceEndpoint, ReasonEndpointStale, &s.o.View.Endpoints[i]
 	if d := s.deferIfWaiting(create); d.kind == opDefer {
-		return []op{{kind: opDeleteEndpoint, reason: ReasonEndpointStale, ip: want.IP, ep: s.o.View.Endpoints[i]}, d}
+		return append(ops, op{kind: opDeleteEndpoint, reason: ReasonEndpointStale, ip: want.IP, ep: create.ep}, d)
 	}
-	create.stale = s.o.View.Endpoints[i]
-	return []op{create}
+	return append(ops, create)
 }
 
 func remoteMatches(ep hns.Endpoint, want engine.RemoteEndpoint) bool {

@@ -130,11 +130,12 @@ func (s *syncState) unmapUnwanted() {
 // are programmed already.
 func (s *syncState) planLoadBalancers() ([]op, int) {
 	var ops []op
-	for _, lb := range s.o.LoadBalancers {
+	for i := range s.o.LoadBalancers {
+		lb := &s.o.LoadBalancers[i]
 		if s.claimed[hns.IDOf(lb.ID)] || !s.a.owned.Ledger.Has(lb.ID) {
 			continue
 		}
-		if s.a.owned.OwnsLoadBalancer(lb) {
+		if s.a.owned.OwnsLoadBalancer(*lb) {
 			ops = append(ops, op{kind: opDeleteLB, reason: ReasonLBUnwanted, cur: lb})
 		} else {
 			ops = append(ops, op{kind: opDisown, reason: ReasonLBNotOwned, cur: lb})
@@ -149,10 +150,12 @@ func (s *syncState) planLoadBalancers() ([]op, int) {
 		}
 		programmed++
 		if _, retried := s.a.retries[lbRetryKey(lb.Key)]; retried {
-			ops = append(ops, op{kind: opSettled, reason: ReasonProgrammed, lb: &lb})
+			settled := lb // not &lb: that would move every iteration's lb to the heap
+			ops = append(ops, op{kind: opSettled, reason: ReasonProgrammed, lb: &settled})
 		}
 	}
 	sortLoadBalancers(todo)
+	ops = slices.Grow(ops, len(todo))
 	noModify := s.a.noModify
 	for i := range todo {
 		var o op
@@ -172,8 +175,9 @@ func (s *syncState) planLoadBalancer(lb *engine.LoadBalancer, noModify bool) (op
 	if o.kind == opDefer {
 		return o, noModify
 	}
-	o.want = detached(s.build(*lb))
-	if len(o.want.BackendEndpointIDs) == 0 {
+	want := detached(s.build(*lb))
+	o.want = &want
+	if len(want.BackendEndpointIDs) == 0 {
 		// Every backend's endpoint failed; leave what is there.
 		o.kind, o.reason = opFail, ReasonNoBackendEndpoint
 		return o, noModify
@@ -182,8 +186,9 @@ func (s *syncState) planLoadBalancer(lb *engine.LoadBalancer, noModify bool) (op
 	if !mapped {
 		return o, noModify
 	}
-	o.cur = s.listedLB[hns.IDOf(id)]
-	if !a.owned.OwnsLoadBalancer(o.cur) {
+	cur := s.listedLB[hns.IDOf(id)]
+	o.cur = &cur
+	if !a.owned.OwnsLoadBalancer(cur) {
 		// Changed behind the agent's back: no longer its own. If it still
 		// holds the frontend, the create replaces it
 		// (docs/design/dataplane.md#foreign-load-balancers).
@@ -191,7 +196,7 @@ func (s *syncState) planLoadBalancer(lb *engine.LoadBalancer, noModify bool) (op
 		return o, noModify
 	}
 	o.kind, o.reason = opReplaceLB, ReasonLBChanged
-	if a.modifyIgnored(lb.Key, o.cur) {
+	if a.modifyIgnored(lb.Key, cur) {
 		// That modify was accepted but not carried out: modifying again
 		// would repeat forever.
 		o.reason, noModify = ReasonModifyNotCarriedOut, true

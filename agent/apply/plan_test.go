@@ -109,11 +109,8 @@ func (w planWorld) plan(t *testing.T) ([]string, *Applier) {
 	// The endpoints these ops delete are gone by the clean-up, as after the
 	// executor carried them out.
 	for _, o := range ops {
-		switch o.kind {
-		case opDeleteEndpoint:
+		if o.kind == opDeleteEndpoint || o.kind == opReplaceEndpoint {
 			s.markGone(o.ep.ID)
-		case opReplaceEndpoint:
-			s.markGone(o.stale.ID)
 		}
 	}
 	if err := s.matchLoadBalancers(); err != nil {

@@ -54,7 +54,7 @@ type Result struct {
 	// Writes counts the HNS writes made, whether HNS carried them out or not.
 	Writes map[Write]int
 	// Calls are those writes in the order they were made, each with the
-	// rule that asked for it.
+	// rule that asked for it, when the applier was made with RecordCalls.
 	Calls []Call
 	// DriftRepairs counts objects found deleted behind the agent's back and
 	// recreated, by kind.

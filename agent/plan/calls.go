@@ -93,7 +93,7 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 
 	ctx := context.Background()
 	rec := &recorder{Client: host, owners: owners, before: d}
-	a := apply.New(rec, ledger)
+	a := apply.New(rec, ledger, apply.RecordCalls())
 	o, err := a.Observe(ctx, networkName, hostMAC)
 	if err != nil {
 		return nil, err
