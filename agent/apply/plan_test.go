@@ -70,6 +70,12 @@ func withRemote(d *engine.Desired, eps ...engine.RemoteEndpoint) *engine.Desired
 	return d
 }
 
+// withSourceVIPEndpoint asks for the overlay source-VIP endpoint.
+func withSourceVIPEndpoint(d *engine.Desired) *engine.Desired {
+	d.SourceVIPEndpoint = &engine.SourceVIPEndpoint{IP: svipIP}
+	return d
+}
+
 // ours records lbs in the ledger, as the agent's.
 func ours(lbs ...hns.LoadBalancer) func(*Applier, *planWorld) {
 	return func(a *Applier, _ *planWorld) {
@@ -145,18 +151,10 @@ func TestPlannerRules(t *testing.T) {
 			planWorld{d: desired(), eps: []hns.Endpoint{ourRemote("DUP", podIP, "10.0.0.3")}},
 			[]string{"DeleteEndpoint endpoint DUP DuplicateOfLocalEndpoint"}},
 		{"a missing source-VIP endpoint is created first, and gates the rest",
-			planWorld{d: func() *engine.Desired {
-				d := desired()
-				d.SourceVIPEndpoint = &engine.SourceVIPEndpoint{IP: svipIP}
-				return d
-			}()},
+			planWorld{d: withSourceVIPEndpoint(desired())},
 			[]string{"CreateEndpoint source-VIP endpoint 192.168.1.2 SourceVIPEndpointMissing (gate)"}},
 		{"a source-VIP endpoint whose retry is not due waits, and gates the rest",
-			planWorld{d: func() *engine.Desired {
-				d := desired()
-				d.SourceVIPEndpoint = &engine.SourceVIPEndpoint{IP: svipIP}
-				return d
-			}(), prepare: failed(epRetryKey(svipIP))},
+			planWorld{d: withSourceVIPEndpoint(desired()), prepare: failed(epRetryKey(svipIP))},
 			[]string{"Defer source-VIP endpoint 192.168.1.2 RetryNotDue (gate)"}},
 		{"a missing remote endpoint is created",
 			planWorld{d: withRemote(desired(), remote)},
