@@ -65,7 +65,8 @@ func (s *syncState) fail(object string, err error) {
 func (s *syncState) perform(o *op) error {
 	switch o.kind {
 	case opDefer:
-		err, _ := s.a.waiting(o.mustRetryKey())
+		k, _ := o.retryKey()
+		err, _ := s.a.waiting(k)
 		return err
 	case opFail:
 		return fmt.Errorf("no backend endpoint could be created")
@@ -90,13 +91,6 @@ func (s *syncState) perform(o *op) error {
 		return nil
 	}
 	return s.programLB(o)
-}
-
-func (o *op) mustRetryKey() retryKey {
-	if o.lb != nil {
-		return lbRetryKey(o.lb.Key)
-	}
-	return epRetryKey(o.ip)
 }
 
 // call counts one HNS write, and records it if the applier keeps calls.

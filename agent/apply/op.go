@@ -140,13 +140,16 @@ func (o *op) object() string {
 	return "endpoint " + o.ep.ID
 }
 
-// retryKey is the object whose retry the op's outcome sets or clears:
-// creates back off, deletes are tried again on the next sync.
+// retryKey is the object whose retry the op's outcome sets, clears or (a
+// deferral) waits for: creates and updates back off, deletes are tried
+// again on the next sync.
 func (o *op) retryKey() (retryKey, bool) {
 	switch {
-	case o.lb != nil && o.kind != opFail:
+	case o.kind == opFail, o.kind == opDeleteLB:
+		return retryKey{}, false
+	case o.lb != nil:
 		return lbRetryKey(o.lb.Key), true
-	case o.kind == opCreateEndpoint || o.kind == opReplaceEndpoint:
+	case o.kind == opCreateEndpoint, o.kind == opReplaceEndpoint, o.kind == opDefer:
 		return epRetryKey(o.ip), true
 	}
 	return retryKey{}, false

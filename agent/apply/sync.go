@@ -38,16 +38,17 @@ type syncState struct {
 type index struct {
 	local map[netip.Addr]string // IP -> local endpoint ID
 	// Listed endpoints are referred to by their index in the observation.
-	remoteByIP map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
-	ours       []int                       // remote endpoints of ours
-	ownLocal   []int                       // local endpoints named as ours: source-VIP ones
-	dups       []int                       // remote endpoints of ours holding a local address
-	remembered []bool                      // endpoints whose only IP a.epIDs maps to them
-	resolved   []bool                      // endpoints a desired one was resolved to
-	listedLB   map[hns.ID]hns.LoadBalancer // the load balancers in HNS, as the sync changes them
-	claimed    map[hns.ID]bool             // LB IDs mapped to a desired key this sync
-	vips       []netip.Addr                // build's scratch
-	ids        []string                    // build's scratch
+	remoteByIP  map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
+	ours        []int                       // remote endpoints of ours
+	ownLocal    []int                       // local endpoints named as ours: source-VIP ones
+	dups        []int                       // remote endpoints of ours holding a local address
+	remembered  []bool                      // endpoints whose only IP a.epIDs maps to them
+	nRemembered int                         // how many are
+	resolved    []bool                      // endpoints a desired one was resolved to
+	listedLB    map[hns.ID]hns.LoadBalancer // the load balancers in HNS, as the sync changes them
+	claimed     map[hns.ID]bool             // LB IDs mapped to a desired key this sync
+	vips        []netip.Addr                // build's scratch
+	ids         []string                    // build's scratch
 }
 
 func newIndex() *index {
@@ -63,6 +64,7 @@ func (x *index) reset() {
 	x.ours = x.ours[:0]
 	x.ownLocal = x.ownLocal[:0]
 	x.dups = x.dups[:0]
+	x.nRemembered = 0
 	clear(x.remembered[:cap(x.remembered)])
 	clear(x.resolved[:cap(x.resolved)])
 	clear(x.listedLB)
@@ -176,6 +178,7 @@ func (s *syncState) indexEndpoints() {
 		}
 		if len(ep.IPs) == 1 && a.epIDs[ep.IPs[0]] == ep.ID {
 			s.remembered[i] = true
+			s.nRemembered++
 		}
 		dup := false
 		for _, ip := range ep.IPs {
@@ -196,14 +199,8 @@ func (s *syncState) indexEndpoints() {
 // forgetUnlisted forgets the endpoints we knew by IP that are no longer
 // listed: they were deleted behind our back (or went with the network).
 func (s *syncState) forgetUnlisted() {
-	remembered := 0
-	for _, r := range s.remembered {
-		if r {
-			remembered++
-		}
-	}
 	// Each remembered endpoint accounts for a distinct entry of a.epIDs.
-	if remembered == len(s.a.epIDs) {
+	if s.nRemembered == len(s.a.epIDs) {
 		return
 	}
 	listed := make(map[hns.ID]bool, len(s.o.View.Endpoints))
