@@ -7,6 +7,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // errNotDelta ends a sync that cannot be done from the changes alone: the
@@ -83,6 +84,7 @@ func (s *syncState) perform(o *op) error {
 		return s.deleteEndpoint(o)
 	case opDeleteLB:
 		if err := s.deleteLB(o.reason, *o.cur); err != nil {
+			s.lbFailed(hns.OpDeleteLoadBalancer, s.keyOf(o), err)
 			return err
 		}
 		if o.lb != nil {
@@ -183,18 +185,21 @@ func (s *syncState) programLB(o *op) error {
 			return nil
 		}
 		if !hns.IsNotImplemented(err) {
+			s.lbFailed(hns.OpModifyLoadBalancer, key, err)
 			return err
 		}
 		a.noModify = true // E_NOTIMPL: fall back for the rest of the process
 	}
 	if mapped {
 		if err := s.deleteLB(o.reason, *o.cur); err != nil {
+			s.lbFailed(hns.OpDeleteLoadBalancer, key, err)
 			return err
 		}
 		delete(a.lbIDs, key)
 	}
 	got, err := s.createLB(o.reason, key, *o.want)
 	if err != nil {
+		s.lbFailed(hns.OpCreateLoadBalancer, key, err)
 		return err
 	}
 	a.lbIDs[key] = got.ID
@@ -205,6 +210,27 @@ func (s *syncState) programLB(o *op) error {
 	delete(a.lastModified, key)
 	s.r.LBsProgrammed++
 	return nil
+}
+
+// lbFailed records a load-balancer write that failed, for winkernel's
+// failure counters.
+func (s *syncState) lbFailed(op hns.Op, key engine.LBKey, err error) {
+	s.r.LBFailures = append(s.r.LBFailures, LBFailure{Op: op, Key: key, Err: err})
+}
+
+// keyOf is the key of the load balancer a delete removes: the wanted one's,
+// the one it was mapped to until this sync, or only its family.
+func (s *syncState) keyOf(o *op) engine.LBKey {
+	if o.lb != nil {
+		return o.lb.Key
+	}
+	if key, ok := s.unmapped[hns.IDOf(o.cur.ID)]; ok {
+		return key
+	}
+	if o.cur.IsIPv6() {
+		return engine.LBKey{Family: v1alpha1.IPv6}
+	}
+	return engine.LBKey{Family: v1alpha1.IPv4}
 }
 
 func (s *syncState) deleteLB(reason Reason, lb hns.LoadBalancer) error {

@@ -112,12 +112,17 @@ func (s *syncState) unmappedLoadBalancers() []engine.LoadBalancer {
 }
 
 // unmapUnwanted forgets the keys no longer desired: their LBs are the
-// agent's to delete (planLoadBalancers).
+// agent's to delete (planLoadBalancers). The sync keeps them in unmapped,
+// so that a failed delete is counted under its kind.
 func (s *syncState) unmapUnwanted() {
 	for key, id := range s.a.lbIDs {
 		if _, ok := s.d.LoadBalancers[key]; !ok {
 			delete(s.a.lbIDs, key)
 			delete(s.claimed, hns.IDOf(id))
+			if s.unmapped == nil {
+				s.unmapped = map[hns.ID]engine.LBKey{}
+			}
+			s.unmapped[hns.IDOf(id)] = key
 		}
 	}
 }

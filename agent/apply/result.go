@@ -72,6 +72,25 @@ type Result struct {
 	// they blocked a create (docs/design/dataplane.md#foreign-load-balancers).
 	ForeignReplaced []string
 	Failures        []Failure
+	// LBFailures are the load-balancer writes that failed this sync, as
+	// winkernel counts them in its failure metrics.
+	LBFailures []LBFailure
+}
+
+// LBFailure is a load-balancer write that HNS refused, counted as winkernel
+// counts them (kubeproxy_sync_proxy_rules_winkernel_lb_*_failures_total): a
+// create or a modify that failed, or a delete that left the load balancer in
+// HNS. A modify HNS does not implement is not one (the applier deletes and
+// creates instead, as winkernel does), nor a delete of a load balancer that
+// is gone already, nor a create whose frontend was freed and made again.
+type LBFailure struct {
+	// Op is OpCreateLoadBalancer, OpModifyLoadBalancer or OpDeleteLoadBalancer.
+	Op hns.Op
+	// Key is the load balancer's. A delete of one that no desired load
+	// balancer maps to in this process (recorded by an earlier one) has
+	// only the Family, read from the load balancer, and no Kind.
+	Key engine.LBKey
+	Err error
 }
 
 // Call is one HNS write of a sync and why it was made.

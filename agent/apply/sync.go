@@ -30,6 +30,9 @@ type syncState struct {
 	gone          map[hns.ID]bool // listed endpoints deleted this sync
 	createdRemote int             // remote endpoints created this sync
 	keptRemote    int             // remote endpoints of the agent's a delete failed to remove
+	// unmapped are the keys of the LBs no longer desired, by ID, for
+	// counting a failed delete under its kind.
+	unmapped map[hns.ID]engine.LBKey
 }
 
 // index is a sync's lookup tables over what HNS listed. The Applier keeps
