@@ -218,6 +218,15 @@ func (a *Applier) observe(ctx context.Context, networkName, hostMAC string) (*Ob
 	return o, nil
 }
 
+// noteLedger writes what the ledger holds in memory only, if a write
+// failed before (a full disk that has room again), and reports how far
+// its journal keeps up. A full disk never fails a sync: the ledger goes on
+// in memory (hns.Ledger).
+func (a *Applier) noteLedger(r *Result) {
+	_ = a.owned.Ledger.Flush() // Status reports the error
+	r.Ledger = a.owned.Ledger.Status()
+}
+
 func (a *Applier) backoff(key retryKey, err error) {
 	r := a.retries[key]
 	if r == nil {

@@ -91,7 +91,8 @@ func (h *host) start() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	l, err := hns.OpenLedger(h.ledgerPath)
+	// As the agent on a simulated host does: the host's weather can fill its disk.
+	l, err := hns.OpenLedger(h.ledgerPath, hns.WithWriteFault(s.DiskFault))
 	if err != nil {
 		h.t.Fatal(err)
 	}

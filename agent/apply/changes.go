@@ -24,8 +24,9 @@ const maxDelta = 256
 // failed or met something unexpected (a frontend a foreign load balancer
 // holds, an object gone). What was written before that is kept, and the
 // full Apply starts from it.
-func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine.Changes) (Result, bool, error) {
-	r := Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine.Changes) (r Result, _ bool, _ error) {
+	r = Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+	defer a.noteLedger(&r)
 	// Whatever happens next, what changed is programmed only once a full
 	// Apply has run, unless this one succeeds.
 	settled := a.settled

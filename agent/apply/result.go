@@ -75,6 +75,10 @@ type Result struct {
 	// LBFailures are the load-balancer writes that failed this sync, as
 	// winkernel counts them in its failure metrics.
 	LBFailures []LBFailure
+	// Ledger is how far the ownership ledger's journal keeps up, after the
+	// sync: a full disk leaves changes in memory, which the next syncs
+	// write once it has room. HNS is programmed either way.
+	Ledger hns.LedgerStatus
 }
 
 // LBFailure is a load-balancer write that HNS refused, counted as winkernel

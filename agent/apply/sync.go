@@ -77,9 +77,10 @@ func (x *index) reset() {
 
 // Apply programs d given what o observed. HNS is left as it is when d is
 // not programmable; an HNS-not-running answer ends the sync at once.
-func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) (Result, error) {
-	r := Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
+func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) (r Result, _ error) {
+	r = Result{Writes: map[Write]int{}, LBsDesired: len(d.LoadBalancers)}
 	a.settled = false
+	defer a.noteLedger(&r)
 	if !d.Effective.Programmable {
 		r.Skipped = SkippedBlocked
 		r.LBsFailed = r.LBsDesired

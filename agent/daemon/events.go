@@ -43,6 +43,9 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 		}
 	}
 	a.emitHealthEvents(wpn, r.health, now, warn)
+	if l := r.result.Ledger; l.WriteErr != nil {
+		warn(v1alpha1.ReasonLedgerNotWritable, "the ownership ledger %s cannot be written: %v; HNS is programmed as usual and %d changes are kept in memory until the disk has room", l.Path, l.WriteErr, l.Unsaved)
+	}
 
 	failed := r.hnsErr != nil || r.result.LBsFailed > 0 || len(r.result.Failures) > 0
 	if failed && !a.lastFailed {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +58,13 @@ var errLedgerClosed = errors.New("ledger: closed")
 // holds more than twice as many lines as live entries; Settle drops the
 // entries of LBs HNS no longer lists. IDs are compared case-insensitively
 // (HNS GUIDs appear in both cases).
+//
+// A full disk never stops the agent: kube-proxy keeps no file, so a disk
+// cannot keep it from programming HNS, and winproxy must not be worse. The
+// journal reserves its space ahead (ledger_disk.go), so that its appends
+// need no new blocks until the next compaction; should a write fail all the
+// same, the ledger goes on in memory, says so (Status), and rewrites the
+// journal whole once a write works again (Flush).
 type Ledger struct {
 	mu      sync.Mutex
 	path    string
@@ -69,20 +75,39 @@ type Ledger struct {
 	// lines counts the journal's lines; retryAt delays the next compaction
 	// after one failed (the journal stays valid without it).
 	lines, retryAt int
+	disk
 }
 
-// OpenLedger loads (or creates) the ledger at path and compacts it. An
-// empty path gives an in-memory ledger, for tests.
-func OpenLedger(path string) (*Ledger, error) {
+// LedgerOption configures OpenLedger.
+type LedgerOption func(*Ledger)
+
+// WithWriteFault makes every write to the journal ask fault first and fail
+// with its error: the simulated host's full disk (sim.Weather.DiskFull).
+func WithWriteFault(fault func() error) LedgerOption {
+	return func(l *Ledger) { l.fault = fault }
+}
+
+// OpenLedger loads (or creates) the ledger at path and compacts it. A
+// journal that cannot be read is an error: without it the agent cannot
+// tell its load balancers from others'. One that cannot be written is not:
+// the ledger starts in memory and Status says why. An empty path gives an
+// in-memory ledger, for tests.
+func OpenLedger(path string, opts ...LedgerOption) (*Ledger, error) {
 	l := &Ledger{path: path, lbs: map[string][]string{}, intents: map[string]struct{}{}}
+	for _, o := range opts {
+		o(l)
+	}
 	if path == "" {
 		return l, nil
 	}
-	if err := l.load(); err != nil {
+	torn, err := l.load()
+	if err != nil {
 		return nil, err
 	}
-	if err := l.compact(); err != nil {
-		return nil, err
+	if err := l.compact(); err != nil && torn {
+		// The journal ends in a line a kill tore: an append would run into
+		// it, so nothing is appended before a compaction removed it.
+		l.fellBehind(err, l.live())
 	}
 	return l, nil
 }
@@ -94,20 +119,21 @@ func OpenLedger(path string) (*Ledger, error) {
 // memory only; a missing file reads as an empty ledger.
 func ReadLedger(path string) (*Ledger, error) {
 	l := &Ledger{path: path, lbs: map[string][]string{}, intents: map[string]struct{}{}}
-	if err := l.load(); err != nil {
+	if _, err := l.load(); err != nil {
 		return nil, err
 	}
 	l.path = ""
 	return l, nil
 }
 
-func (l *Ledger) load() error {
+// load reads the journal, and reports whether its last line is torn.
+func (l *Ledger) load() (torn bool, err error) {
 	b, err := os.ReadFile(l.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
+		return false, fmt.Errorf("ledger: %w", err)
 	}
 	lines := strings.Split(string(b), "\n")
 	// The text after the last newline is a line torn by a kill: drop it.
@@ -116,7 +142,7 @@ func (l *Ledger) load() error {
 			l.apply(e)
 		}
 	}
-	return nil
+	return lines[len(lines)-1] != "", nil
 }
 
 // entry is one journal line.
@@ -221,46 +247,19 @@ func (l *Ledger) change(es ...entry) error {
 	if n == 0 {
 		return nil // no change, no write
 	}
-	if l.path != "" {
-		if err := l.append(b); err != nil {
-			return err
-		}
-		l.lines += n
-	}
 	for _, e := range es {
 		l.apply(e)
 	}
-	if l.path != "" && l.lines > max(compactFactor*l.live(), minCompactLines, l.retryAt) {
-		// The append is done: a failed compaction loses nothing, and is
-		// retried once the journal has doubled again.
-		if l.compact() != nil {
-			l.retryAt = compactFactor * l.lines
-		}
-	}
-	return nil
-}
-
-// append writes b at the end of the journal, reopening it if a compaction
-// could not.
-func (l *Ledger) append(b []byte) error {
-	if l.f == nil {
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			return fmt.Errorf("ledger: %w", err)
-		}
-		l.f = f
-	}
-	if _, err := l.f.Write(b); err != nil {
-		return fmt.Errorf("ledger: %w", err)
+	if l.path != "" {
+		l.persist(b, n)
 	}
 	return nil
 }
 
 func (l *Ledger) live() int { return len(l.lbs) + len(l.intents) }
 
-// compact rewrites the journal as one line per live entry. The file is
-// closed around the rename, which Windows refuses on an open file.
-func (l *Ledger) compact() error {
+// snapshot renders the live entries, one line each: a compacted journal.
+func (l *Ledger) snapshot() []byte {
 	var b []byte
 	for _, id := range sortedKeys(l.lbs) {
 		b = entry{op: '+', kind: lineLoadBalancer, id: id, proofs: l.lbs[id]}.format(b)
@@ -268,26 +267,7 @@ func (l *Ledger) compact() error {
 	for _, id := range sortedKeys(l.intents) {
 		b = entry{op: '+', kind: lineIntent, id: id}.format(b)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(l.path), filepath.Base(l.path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("ledger: %w", err)
-	}
-	if l.f != nil {
-		_ = l.f.Close() // every write went through it already
-		l.f = nil
-	}
-	if err := os.Rename(tmp.Name(), l.path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("ledger: %w", err)
-	}
-	l.lines, l.retryAt = l.live(), 0
-	return nil
+	return b
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -411,6 +391,9 @@ func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
+	if l.unsaved > 0 && l.path != "" {
+		_ = l.compact() // a last chance to write what memory holds
+	}
 	if l.f == nil {
 		return nil
 	}

@@ -87,6 +87,7 @@ func Build(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode,
 	if setProgrammed(c, e, s) {
 		st.ProgrammedHash = wpn.Spec.Hash
 	}
+	setOwnership(c, s.Result.Ledger)
 	return withSyncTime(prev, st, s)
 }
 
@@ -188,6 +189,23 @@ func setProgrammed(c nodeConditions, e engine.Effective, s Sync) bool {
 	c.set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
 	c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
 	return true
+}
+
+// setOwnership sets OwnershipRecorded from how far the ledger's journal keeps up. An in-memory
+// ledger (a plan) says nothing of the node's disk: the condition is left as it was.
+func setOwnership(c nodeConditions, l hns.LedgerStatus) {
+	switch {
+	case l.Path == "":
+	case l.WriteErr != nil:
+		c.set(v1alpha1.ConditionOwnershipRecorded, false, v1alpha1.ReasonLedgerNotWritable, fmt.Sprintf(
+			"the ownership ledger %s cannot be written: %v; HNS is programmed as usual and %d changes are kept in memory until the disk has room (a restart before then leaves load balancers of Services deleted meanwhile behind)",
+			l.Path, l.WriteErr, l.Unsaved))
+	case l.SpaceErr != nil:
+		c.set(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerSpaceLow, fmt.Sprintf(
+			"every change is written to the ownership ledger %s, but the disk is full: %v", l.Path, l.SpaceErr))
+	default:
+		c.set(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerWritten, "every change is written to the ownership ledger "+l.Path)
+	}
 }
 
 // FamiliesText is the families as the status writes them in ipFamiliesText: "IPv4,IPv6".

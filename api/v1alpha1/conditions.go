@@ -66,6 +66,36 @@ const (
 	ConditionHealthCheckServing = "HealthCheckServing"
 )
 
+// Condition types of WindowsProxyNode about the agent's own records on the node.
+//
+// +docgen:conditions=WindowsProxyNode
+const (
+	// ConditionOwnershipRecorded is True when the agent's ownership ledger (the file on the node
+	// that proves which HNS load balancers it created) holds everything the agent knows. False
+	// while it cannot be written, e.g. on a full disk: HNS is programmed as usual and the agent
+	// keeps the changes in memory until the disk has room.
+	ConditionOwnershipRecorded = "OwnershipRecorded"
+)
+
+// Reasons of OwnershipRecorded.
+//
+// +docgen:reasons=WindowsProxyNode
+const (
+	// ReasonLedgerWritten (OwnershipRecorded=True): every change is written to the ledger, with
+	// space reserved ahead for the next ones.
+	ReasonLedgerWritten = "LedgerWritten"
+	// ReasonLedgerSpaceLow (OwnershipRecorded=True): every change is written, but the disk
+	// holding the ledger is full: it could not reserve space ahead, so later writes may fail.
+	ReasonLedgerSpaceLow = "LedgerSpaceLow"
+	// ReasonLedgerNotWritable (OwnershipRecorded=False): a write to the ledger failed (e.g. no
+	// space left on device): the agent programs HNS as usual and keeps the changes in memory
+	// until a write works again. A restart before then recognises the load balancers that match
+	// the cluster, and not those of Services deleted meanwhile. At start, when the ledger cannot
+	// be opened at all, it is also the reason of Programmed=False and Degraded=True: the agent
+	// exits and programs nothing.
+	ReasonLedgerNotWritable = "LedgerNotWritable"
+)
+
 // Condition types both kinds have.
 //
 // +docgen:conditions=WindowsProxyConfig,WindowsProxyNode

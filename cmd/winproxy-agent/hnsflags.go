@@ -45,6 +45,8 @@ type host struct {
 	hostMAC func(ip netip.Addr) string
 	// simulated is set for the HNS simulator, whose host has no real interfaces.
 	simulated bool
+	// diskFault fails the ledger's writes while the simulated host's disk is full.
+	diskFault func() error
 	// close releases the host (and ledger); nothing is left unwritten by then, so it reports no
 	// error.
 	close func()
@@ -68,7 +70,7 @@ func (f *hnsFlags) open() (*host, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: sim.HostMAC, simulated: true, close: func() { _ = s.Close() }}, nil
+		return &host{client: s, windowsBuild: fmt.Sprint(p.Build), hostMAC: sim.HostMAC, simulated: true, diskFault: s.DiskFault, close: func() { _ = s.Close() }}, nil
 	case "windows":
 		c, build, err := openWindowsHNS()
 		if err != nil {
@@ -88,7 +90,11 @@ func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
 	path, err := f.ledgerPath()
 	if err == nil {
 		var ledger *hns.Ledger
-		if ledger, err = hns.OpenLedger(path); err == nil {
+		var opts []hns.LedgerOption
+		if h.diskFault != nil {
+			opts = append(opts, hns.WithWriteFault(h.diskFault))
+		}
+		if ledger, err = hns.OpenLedger(path, opts...); err == nil {
 			closeHost := h.close
 			h.close = func() { _ = ledger.Close(); closeHost() }
 			return h, ledger, nil

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/netip"
+	"syscall"
 	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -140,6 +141,28 @@ type Weather struct {
 	Seed        int64   `json:"seed,omitempty"`
 	// Latency delays every call, as HNS calls take milliseconds on Windows.
 	Latency time.Duration `json:"latency,omitempty"`
+	// DiskFull is set while the host's disk is full: every write of the ownership ledger of an
+	// agent on this host fails with "no space left on device" (DiskFault).
+	DiskFull bool `json:"diskFull,omitempty"`
+}
+
+// DiskFault is the write fault of the ownership ledger of an agent on this host
+// (hns.WithWriteFault): "no space left on device" while the host's Weather says its disk is full.
+func (s *Sim) DiskFault() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := false
+	err := s.sync(func(h *host) (bool, error) {
+		full = h.weather.DiskFull
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	if full {
+		return syscall.ENOSPC
+	}
+	return nil
 }
 
 // SetWeather sets the host's weather (the zero Weather is calm).
