@@ -347,6 +347,9 @@ func (a *agent) sync(ctx context.Context) error {
 	wpn := &v1alpha1.WindowsProxyNode{}
 	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, wpn); err != nil {
 		if apierrors.IsNotFound(err) {
+			// The engine cache holds one copy of each object; the queue holds every change.
+			// An unselected agent programs nothing, but must not keep the history.
+			a.drainPending()
 			a.unselected(apiCtx)
 			return nil
 		}
