@@ -61,6 +61,15 @@ func (s *Server) closeLocked() {
 	s.srv, s.addr = nil, ""
 }
 
+// The health servers face whatever reaches the node, not only the load balancers that probe it,
+// and a probe is a GET of a few hundred bytes: a request's headers are bounded to a few KiB (net/http
+// allows 1 MiB, which let 200 connections take 300 MB), and a client that is slow to send them or to
+// read the answer is dropped, so that neither slow nor idle clients pile up connections.
+const (
+	maxHeaderBytes = 4 << 10
+	readTimeout    = 5 * time.Second
+)
+
 // listenAndServe binds addr before returning, so that a port in use is reported to the caller
 // instead of being lost in a goroutine.
 func listenAndServe(addr string, h http.Handler) (*http.Server, error) {
@@ -68,8 +77,8 @@ func listenAndServe(addr string, h http.Handler) (*http.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Health checkers send small requests; slow or idle clients must not pile up connections.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: h, MaxHeaderBytes: maxHeaderBytes, ReadHeaderTimeout: readTimeout,
+		ReadTimeout: readTimeout, WriteTimeout: readTimeout, IdleTimeout: 30 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = l.Close()
