@@ -120,14 +120,24 @@ func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {
 }
 
 // ingressIPs are the load-balancer ingress IPs of the family in VIP mode;
-// ipMode: Proxy means the cloud LB proxies, so the node must not.
-func ingressIPs(svc *corev1.Service, fam v1alpha1.IPFamily) []netip.Addr {
+// ipMode: Proxy means the cloud LB proxies, so the node must not. An
+// address that is no unicast address (0.0.0.0, 127.0.0.1, 224.0.0.1,
+// fe80::1: the apiserver accepts any IP in services/status) is no
+// frontend: it is skipped and reported, where winkernel programs it
+// (docs/design/dataplane.md#load-balancer-ingress).
+func (s *serviceComputer) ingressIPs(svc *corev1.Service, fam v1alpha1.IPFamily) []netip.Addr {
 	var out []netip.Addr
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
 		if ing.IPMode != nil && *ing.IPMode != corev1.LoadBalancerIPModeVIP {
 			continue
 		}
-		out = append(out, addrsOf([]string{ing.IP}, fam)...)
+		for _, ip := range addrsOf([]string{ing.IP}, fam) {
+			if !ip.IsGlobalUnicast() {
+				s.report(v1alpha1.ReasonIngressIPUnusable, "load-balancer ingress IP %s is not a unicast address (unspecified, loopback, multicast, link-local or broadcast); no load balancer is programmed for it", ip)
+				continue
+			}
+			out = append(out, ip)
+		}
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*disco
 		if !ok {
 			continue
 		}
-		*p = portPlan{family: fam, clusterIP: [1]netip.Addr{clusterIP}, ingress: ingressIPs(svc, fam),
+		*p = portPlan{family: fam, clusterIP: [1]netip.Addr{clusterIP}, ingress: s.ingressIPs(svc, fam),
 			root: c.rootBackends[familyIndex(fam)], policy: &s.policy}
 		if c.externalIPs {
 			p.externalIPs = addrsOf(svc.Spec.ExternalIPs, fam)

@@ -324,6 +324,11 @@ const (
 	// no remote-subnet route for it yet; it is treated as an address outside the cluster (its
 	// provider address and the source VIP are the node IP).
 	ReasonNoRemoteSubnetRoute = "NoRemoteSubnetRoute"
+	// ReasonIngressIPUnusable (Programmed=True): a problem the message counts (the reason stays
+	// Synced), of a Service: a load-balancer ingress IP in its status is not a unicast address
+	// (0.0.0.0, 127.0.0.1, a multicast or link-local address, the broadcast address); no load
+	// balancer is programmed for it, where kube-proxy programs one.
+	ReasonIngressIPUnusable = "IngressIPUnusable"
 	// ReasonHealthCheckEndpointMissing (Programmed=True): a problem the message counts (the reason
 	// stays Synced), of the node: healthCheck.forwardVIP is set but no HNS endpoint has the root
 	// endpoint's name, so no health-check load balancers are programmed.
