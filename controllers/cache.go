@@ -21,28 +21,27 @@ import (
 // CacheOptions keep the controller's memory small on large fleets: managed fields are dropped
 // from every cached object and Nodes are cached with only what resolution reads (labels,
 // annotations, pod CIDRs, addresses, kubelet version), not their images, conditions or volumes.
-// Services and Pods are cached only for the addresses they hold, which a source VIP must not be.
+// Services are cached only for the ClusterIPs they hold, which a source VIP must not be. Pods are
+// not read at all: whether a pod holds a source VIP only the node's agent can tell (its HNS
+// endpoints, also of pods the API has no object for yet), and it refuses the address.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Node{}:    {Transform: slimNode},
 			&corev1.Service{}: {Transform: slimService},
-			&corev1.Pod{}:     {Transform: slimPod},
 		},
 	}
 }
 
-// Cache indexes: WindowsProxyNodes by the config their spec names, Services by ClusterIP and
-// Pods by IP.
+// Cache indexes: WindowsProxyNodes by the config their spec names, Services by ClusterIP.
 const (
 	configNameField = "spec.configName"
 	clusterIPField  = "spec.clusterIPs"
-	podIPField      = "status.podIPs"
 )
 
 // indexFields registers the cache indexes. Registering an index also starts the informer of its
-// kind with the manager, so the caches of Services and Pods are synced before the controller
+// kind with the manager, so the cache of Services is synced before the controller
 // reconciles and before it reports ready.
 func indexFields(ctx context.Context, idx client.FieldIndexer) error {
 	for _, i := range []struct {
@@ -55,9 +54,6 @@ func indexFields(ctx context.Context, idx client.FieldIndexer) error {
 		}},
 		{&corev1.Service{}, clusterIPField, func(o client.Object) []string {
 			return serviceIPs(o.(*corev1.Service))
-		}},
-		{&corev1.Pod{}, podIPField, func(o client.Object) []string {
-			return podIPs(o.(*corev1.Pod))
 		}},
 	} {
 		if err := idx.IndexField(ctx, i.obj, i.field, i.fn); err != nil {
@@ -76,19 +72,6 @@ func serviceIPs(svc *corev1.Service) []string {
 	return normalisedIPs(ips)
 }
 
-// podIPs are the IPs a pod holds: none for a host-network pod (it uses the node's), nor for a pod
-// that finished and gave its IP back.
-func podIPs(pod *corev1.Pod) []string {
-	if pod.Spec.HostNetwork || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return nil
-	}
-	ips := make([]string, 0, len(pod.Status.PodIPs))
-	for _, ip := range pod.Status.PodIPs {
-		ips = append(ips, ip.IP)
-	}
-	return normalisedIPs(ips)
-}
-
 // normalisedIPs parses ips and returns them in netip's canonical form, the key of the indexes.
 func normalisedIPs(ips []string) []string {
 	var out []string
@@ -100,7 +83,7 @@ func normalisedIPs(ips []string) []string {
 	return out
 }
 
-// addressHolder names the Service or pod that holds an address, from the cache indexes. A failed
+// addressHolder names the Service that holds an address, from the cache indexes. A failed
 // lookup holds nothing: it is logged, and the next reconcile looks again.
 func (r *WindowsProxyConfigReconciler) addressHolder(ctx context.Context) resolve.AddressHolder {
 	return func(ip netip.Addr) string {
@@ -110,12 +93,6 @@ func (r *WindowsProxyConfigReconciler) addressHolder(ctx context.Context) resolv
 			ctrl.LoggerFrom(ctx).Error(err, "Looking up the Services that hold an address failed", "address", key)
 		} else if len(svcs.Items) > 0 {
 			return fmt.Sprintf("the ClusterIP of Service %s/%s", svcs.Items[0].Namespace, svcs.Items[0].Name)
-		}
-		var pods corev1.PodList
-		if err := r.client.List(ctx, &pods, client.MatchingFields{podIPField: key}, client.UnsafeDisableDeepCopy); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Looking up the pods that hold an address failed", "address", key)
-		} else if len(pods.Items) > 0 {
-			return fmt.Sprintf("pod %s/%s", pods.Items[0].Namespace, pods.Items[0].Name)
 		}
 		return ""
 	}
@@ -157,20 +134,6 @@ func slimService(obj any) (any, error) {
 		TypeMeta:   svc.TypeMeta,
 		ObjectMeta: slimMeta(&svc.ObjectMeta),
 		Spec:       corev1.ServiceSpec{ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
-	}, nil
-}
-
-// slimPod is a cache transform that keeps what says which IPs a pod holds.
-func slimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Pod{
-		TypeMeta:   pod.TypeMeta,
-		ObjectMeta: slimMeta(&pod.ObjectMeta),
-		Spec:       corev1.PodSpec{HostNetwork: pod.Spec.HostNetwork},
-		Status:     corev1.PodStatus{Phase: pod.Status.Phase, PodIPs: pod.Status.PodIPs},
 	}, nil
 }
 

@@ -250,7 +250,7 @@ func collectGarbage(t *testing.T) {
 
 // TestNodeDataNeverFreezesStatus: a 40 KB winproxy.io/source-vip annotation used to end up whole in
 // the config's Accepted message, beyond the API's 32 KB, so that no status could be written any
-// more. Unusable source VIPs (loopback, a pod's IP, a Service's ClusterIP) were programmed. Now
+// more. Unusable source VIPs (loopback, a Service's ClusterIP) were programmed. Now
 // each of those nodes is refused with a bounded message and a Warning, and the rest of the config
 // works.
 func TestNodeDataNeverFreezesStatus(t *testing.T) {
@@ -267,18 +267,6 @@ func TestNodeDataNeverFreezesStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, svc) })
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "vip-cart", Namespace: "default"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "cart"}}},
-	}
-	if err := env.Client.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)) })
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.100.3.7", PodIPs: []corev1.PodIP{{IP: "10.100.3.7"}}}
-	if err := env.Client.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
 
 	annotated := func(name, vip string) nodeSpec {
 		return nodeSpec{name: name, kubelet: "v1.34.1", annotations: map[string]string{winproxyv1alpha1.SourceVIPAnnotation: vip}}
@@ -286,7 +274,6 @@ func TestNodeDataNeverFreezesStatus(t *testing.T) {
 	createNodes(t,
 		annotated("vip-huge", strings.Repeat("x", 40*1024)),
 		annotated("vip-loopback", "127.0.0.1"),
-		annotated("vip-pod", "10.100.3.7"),
 		annotated("vip-service", svc.Spec.ClusterIP),
 		annotated("vip-good", "10.100.4.2"),
 	)
@@ -299,7 +286,6 @@ func TestNodeDataNeverFreezesStatus(t *testing.T) {
 	want := map[string]string{
 		"vip-huge":     winproxyv1alpha1.ReasonSourceVIPUnavailable + `: source VIP "xxxxxxxx`,
 		"vip-loopback": winproxyv1alpha1.ReasonSourceVIPUnusable + ": source VIP 127.0.0.1 is a loopback address",
-		"vip-pod":      winproxyv1alpha1.ReasonSourceVIPUnusable + ": source VIP 10.100.3.7 is already held by pod default/vip-cart",
 		"vip-service":  winproxyv1alpha1.ReasonSourceVIPUnusable + ": source VIP " + svc.Spec.ClusterIP + " is already held by the ClusterIP of Service default/vip-web",
 	}
 	eventually(t, waitTimeout, "every bad node refused and the good one programmed", func() (bool, string) {

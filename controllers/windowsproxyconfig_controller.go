@@ -168,7 +168,7 @@ type resolution struct {
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxyconfigs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=services;pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // The controller only patches: no update verbs. windowsproxyconfigs/finalizers lets the

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,6 +114,9 @@ func TestSourceVIPStrategies(t *testing.T) {
 	calico := localEP("EP-CAL", "192.168.1.9")
 	calico.Name = "Calico_ep"
 	pod := localEP("EP-POD", sourceVIP)
+	pod.MAC = "00-15-5D-01-02-03"
+	// kube-proxy's source-VIP endpoint: no name, the host's MAC (written as Windows does).
+	kubeProxySVIP := hns.Endpoint{ID: "EP-KP", IPs: []netip.Addr{ip(sourceVIP)}, MAC: strings.ToLower(hostMAC)}
 	typed := config(false)
 	typed.Network.Type = v1alpha1.NetworkTypeOverlay
 	for _, tc := range []struct {
@@ -128,7 +133,12 @@ func TestSourceVIPStrategies(t *testing.T) {
 		{"create-strategy-creates", strategy(v1alpha1.SourceVIPStrategyCreate, "", sourceVIP), view(true, ws2022), "", sourceVIP, v1alpha1.SourceVIPOriginCreate, true},
 		{"create-strategy-readopts-its-endpoint", strategy(v1alpha1.SourceVIPStrategyCreate, "", sourceVIP), view(true, ws2022, sourceVIPEP()), "", sourceVIP, v1alpha1.SourceVIPOriginCreate, false},
 		{"create-strategy-refuses-a-pod-address", strategy(v1alpha1.SourceVIPStrategyCreate, "", sourceVIP), view(true, ws2022, pod), v1alpha1.ReasonSourceVIPConflict, sourceVIP, v1alpha1.SourceVIPOriginCreate, false},
-		{"static-strategy-uses-any-holder", config(false), view(true, ws2022, pod), "", sourceVIP, v1alpha1.SourceVIPOriginStatic, false},
+		// A pod's endpoint holds the given address, whether or not the API has its Pod yet.
+		{"static-strategy-refuses-a-pod-address", config(false), view(true, ws2022, pod), v1alpha1.ReasonSourceVIPConflict, sourceVIP, v1alpha1.SourceVIPOriginStatic, false},
+		{"static-strategy-refuses-a-pod-beside-its-endpoint", config(false), view(true, ws2022, sourceVIPEP(), pod), v1alpha1.ReasonSourceVIPConflict, sourceVIP, v1alpha1.SourceVIPOriginStatic, false},
+		{"static-strategy-readopts-its-endpoint", config(false), view(true, ws2022, sourceVIPEP()), "", sourceVIP, v1alpha1.SourceVIPOriginStatic, false},
+		{"static-strategy-uses-kube-proxys-endpoint", config(false), view(true, ws2022, kubeProxySVIP), "", sourceVIP, v1alpha1.SourceVIPOriginStatic, false},
+		{"static-strategy-creates", config(false), view(true, ws2022), "", sourceVIP, v1alpha1.SourceVIPOriginStatic, true},
 		{"network-type-mismatch", typed, view(false, ws2022), v1alpha1.ReasonNetworkTypeMismatch, "", v1alpha1.SourceVIPOriginNone, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -99,16 +100,18 @@ func (c *nodeContext) sourceVIPAddress(sv *v1alpha1.ResolvedSourceVIP, v *HNSVie
 
 // sourceVIPHolder checks the endpoint holding the source VIP: one that
 // holds it is used; none means the agent creates it (winkernel creates it
-// at every sync when it is missing); a pod holding an address the agent is
-// to create is refused.
+// at every sync when it is missing). A pod holding an address the agent is
+// to create, or a given (Static) one, is refused: taking a pod's IP breaks
+// its traffic (k/k #100962), and only the node sees its pods' endpoints,
+// also those of pods the API has no object for yet.
 func (c *nodeContext) sourceVIPHolder(sv *v1alpha1.ResolvedSourceVIP, v *HNSView, ip netip.Addr) {
 	e := &c.effective
 	holder, held := holderOf(v.Endpoints, ip)
+	if pod, ok := podHolding(sv.Strategy, v, ip); ok {
+		c.sourceVIPFailed(v1alpha1.ReasonSourceVIPConflict, fmt.Sprintf("HNS endpoint %s (%q), a pod's, already holds %s; choose an address outside the CNI's IPAM range", pod.ID, pod.Name, ip))
+		return
+	}
 	switch {
-	case held && sv.Strategy == v1alpha1.SourceVIPStrategyCreate && !hns.HasOwnedName(holder):
-		// The address came from the pod CIDR: an endpoint we did not create
-		// holding it is a pod, whose IP must not be taken (k/k #100962).
-		c.sourceVIPFailed(v1alpha1.ReasonSourceVIPConflict, fmt.Sprintf("HNS endpoint %s (%q) already holds %s; choose an address outside the CNI's IPAM range", holder.ID, holder.Name, ip))
 	case held:
 		e.SourceVIPReady = Status{True: true, Reason: v1alpha1.ReasonSourceVIPFound, Message: fmt.Sprintf("source VIP %s is held by HNS endpoint %s", ip, holder.ID)}
 	default:
@@ -121,6 +124,33 @@ func (c *nodeContext) sourceVIPHolder(sv *v1alpha1.ResolvedSourceVIP, v *HNSView
 func (c *nodeContext) sourceVIPFailed(reason, msg string) {
 	c.effective.SourceVIPReady = Status{Reason: reason, Message: msg}
 	c.block(reason, msg)
+}
+
+// podHolding finds a pod's local endpoint holding ip, for the strategies
+// whose address the agent does not read from an endpoint. Create takes its
+// address from the pod CIDR: any endpoint it did not create is a pod's.
+// Static may name the source-VIP endpoint kube-proxy created before
+// (winkernel gives it the host's MAC, a pod's endpoint has a MAC of its
+// own) or one the agent created.
+func podHolding(strategy v1alpha1.SourceVIPStrategy, v *HNSView, ip netip.Addr) (hns.Endpoint, bool) {
+	if strategy != v1alpha1.SourceVIPStrategyCreate && strategy != v1alpha1.SourceVIPStrategyStatic {
+		return hns.Endpoint{}, false
+	}
+	for _, ep := range v.Endpoints {
+		if ep.Remote || !ep.HasIP(ip) || hns.HasOwnedName(ep) {
+			continue
+		}
+		if strategy == v1alpha1.SourceVIPStrategyCreate || !sameMAC(ep.MAC, v.HostMAC) {
+			return ep, true
+		}
+	}
+	return hns.Endpoint{}, false
+}
+
+// sameMAC compares MACs as HNS and Windows write them, in either case,
+// with dashes or colons.
+func sameMAC(a, b string) bool {
+	return a != "" && strings.EqualFold(strings.ReplaceAll(a, ":", "-"), strings.ReplaceAll(b, ":", "-"))
 }
 
 // holderOf finds the endpoint holding ip, preferring a local one.

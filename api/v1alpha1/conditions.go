@@ -214,7 +214,8 @@ const (
 	ReasonSourceVIPUnavailable = "SourceVIPUnavailable"
 	// ReasonSourceVIPUnusable: the node's source VIP is an address no source VIP may have: not a
 	// unicast address (0.0.0.0, 255.255.255.255, loopback, multicast, link-local), or one a
-	// Service ClusterIP or a pod already holds.
+	// Service ClusterIP already holds. A pod's address is refused by the node's agent
+	// (SourceVIPConflict).
 	ReasonSourceVIPUnusable = "SourceVIPUnusable"
 	// ReasonProgressDeadlineExceeded: the node did not report the new config in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
@@ -252,8 +253,10 @@ const (
 	// DualStackDowngraded=Unknown): the named endpoint does not exist yet.
 	ReasonSourceVIPEndpointMissing = "SourceVIPEndpointMissing"
 	// ReasonSourceVIPConflict (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
-	// DualStackDowngraded=Unknown): another HNS endpoint (a pod) already holds the address; the
-	// agent refuses to take it.
+	// DualStackDowngraded=Unknown): a pod's HNS endpoint already holds the address (strategy
+	// Create: any endpoint the agent did not create; Static: one without the host's MAC, which
+	// kube-proxy's source-VIP endpoint has), also a pod the API has no object for; the agent
+	// refuses to take it.
 	ReasonSourceVIPConflict = "SourceVIPConflict"
 	// ReasonDSREnabled (DSRActive=True).
 	ReasonDSREnabled = "DSREnabled"

@@ -55,8 +55,9 @@ func Minor(kubeletVersion string) (int, error) {
 	return int(v.Minor()), nil
 }
 
-// AddressHolder names what in the cluster already holds an IP address (e.g. "Service
-// default/kubernetes", "Pod kube-system/coredns-5d8f"), or returns "" when nothing does.
+// AddressHolder names what in the cluster already holds an IP address (e.g. "the ClusterIP of
+// Service default/kubernetes"), or returns "" when nothing does. Pods are not asked: only a node's
+// agent sees its pods' HNS endpoints, and it refuses a source VIP a pod holds (SourceVIPConflict).
 type AddressHolder func(netip.Addr) string
 
 // Option changes how Resolve works.
@@ -66,7 +67,7 @@ type options struct {
 	holder AddressHolder
 }
 
-// WithAddressHolder makes Resolve refuse a source VIP that holder says a Service or a pod holds.
+// WithAddressHolder makes Resolve refuse a source VIP that holder says something holds.
 // Without it, only the address itself is checked.
 func WithAddressHolder(holder AddressHolder) Option {
 	return func(o *options) { o.holder = holder }
@@ -221,8 +222,8 @@ func sourceVIP(s *winproxyv1alpha1.SourceVIPSpec, node *corev1.Node, required bo
 	return out, nil
 }
 
-// usable refuses a source VIP that HNS cannot SNAT to (not a unicast address) or that a Service or
-// a pod already holds: taking it would break that Service's or pod's traffic.
+// usable refuses a source VIP that HNS cannot SNAT to (not a unicast address) or that a Service
+// already holds: taking it would break that Service's traffic.
 func usable(vip *winproxyv1alpha1.ResolvedSourceVIP, holder AddressHolder) *Error {
 	if vip == nil || vip.Address == "" {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -148,6 +149,35 @@ func chaosCase(caseName string, mutate func(*v1alpha1.WindowsProxyConfigSpec), h
 		handled:   handled,
 		undo:      func(ctx context.Context, x *hostile) error { return x.restoreChaos(ctx) },
 		watchLoss: true,
+	}
+}
+
+// staticVIP gives win-2025 the static source VIP ip.
+func staticVIP(ip netip.Addr) func(*v1alpha1.WindowsProxyConfigSpec) {
+	return func(s *v1alpha1.WindowsProxyConfigSpec) {
+		s.Overlay.SourceVIP = v1alpha1.SourceVIPSpec{Strategy: v1alpha1.SourceVIPStrategyStatic, Static: &v1alpha1.SourceVIPStatic{
+			NodeAnnotation: v1alpha1.SourceVIPAnnotation, Addresses: []v1alpha1.NodeAddress{{NodeName: node.Name, Address: ip.String()}},
+		}}
+	}
+}
+
+// refusedOnNode expects win-2025's agent to refuse the source VIP ip, which a pod's endpoint holds
+// (SourceVIPConflict, a Warning, the config not Ready), and no load balancer to use it.
+func refusedOnNode(ip netip.Addr) func(ctx context.Context, x *hostile) error {
+	return func(ctx context.Context, x *hostile) error {
+		if err := nothingProgrammed(v1alpha1.ReasonSourceVIPConflict, true)(ctx, x); err != nil {
+			return err
+		}
+		v, err := x.view()
+		if err != nil {
+			return err
+		}
+		for _, lb := range v.st.LoadBalancers {
+			if lb.SourceVIP == ip {
+				return fmt.Errorf("load balancer %s uses the pod's address %s as its source VIP", lb.ID, ip)
+			}
+		}
+		return nil
 	}
 }
 
@@ -299,11 +329,12 @@ func chaosConfigCases() []hostileCase {
 		chaosCase("chaos config: source-VIP endpoint that does not exist", func(s *v1alpha1.WindowsProxyConfigSpec) {
 			s.Overlay.SourceVIP.Endpoint.Name = "Nope_ep"
 		}, nothingProgrammed(v1alpha1.ReasonSourceVIPEndpointMissing, false)),
-		withPod(chaosCase("chaos config: static source VIP of a pod on win-2025", func(s *v1alpha1.WindowsProxyConfigSpec) {
-			s.Overlay.SourceVIP = v1alpha1.SourceVIPSpec{Strategy: v1alpha1.SourceVIPStrategyStatic, Static: &v1alpha1.SourceVIPStatic{
-				NodeAnnotation: v1alpha1.SourceVIPAnnotation, Addresses: []v1alpha1.NodeAddress{{NodeName: node.Name, Address: localPod(0).String()}},
-			}}
-		}, keptLastGood(v1alpha1.ReasonSourceVIPUnusable, "is already held by pod chaos/svc-000-pod")), "chaos", "svc-000-pod", localPod(0).String()),
+		// The pod's HNS endpoint holds the address on win-2025: its agent refuses it, with or
+		// without a Pod object (the controller reads none), and no load balancer takes it.
+		withPod(chaosCase("chaos config: static source VIP of a pod on win-2025", staticVIP(localPod(0)),
+			refusedOnNode(localPod(0))), "chaos", "svc-000-pod", localPod(0).String()),
+		chaosCase("chaos config: static source VIP of a pod on win-2025 that has no Pod object", staticVIP(localPod(1)),
+			refusedOnNode(localPod(1))),
 		chaosCase("chaos config: static source VIP equal to a ClusterIP", func(s *v1alpha1.WindowsProxyConfigSpec) {
 			s.Overlay.SourceVIP = v1alpha1.SourceVIPSpec{Strategy: v1alpha1.SourceVIPStrategyStatic, Static: &v1alpha1.SourceVIPStatic{
 				NodeAnnotation: v1alpha1.SourceVIPAnnotation, Addresses: []v1alpha1.NodeAddress{{NodeName: node.Name, Address: clusterIP(0).String()}},
