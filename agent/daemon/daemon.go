@@ -545,6 +545,9 @@ func (a *agent) observeResult(r apply.Result, err error) {
 	a.metrics.DriftRepairs.WithLabelValues("endpoint").Add(float64(r.DriftRepairs.Endpoints))
 	a.metrics.ForeignReplacement.Add(float64(len(r.ForeignReplaced)))
 	a.metrics.Disowned.Add(float64(len(r.Disowned)))
+	for _, f := range r.LBFailures {
+		a.metrics.KubeProxy.countLBFailure(f)
+	}
 }
 
 // unselected handles a missing WindowsProxyNode: the node is no longer selected by any config (or

@@ -5,6 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/internal/version"
 )
 
@@ -40,6 +43,11 @@ type KubeProxyMetrics struct {
 	ServiceChangesTotal               prometheus.Counter
 	ProxyHealthzTotal                 *prometheus.CounterVec
 	ProxyLivezTotal                   *prometheus.CounterVec
+	// LBCreateFailures, LBUpdateFailures and LBDeleteFailures are winkernel's own: the
+	// load-balancer writes HNS refused, by ip_family, lb_type and error.
+	LBCreateFailures *prometheus.CounterVec
+	LBUpdateFailures *prometheus.CounterVec
+	LBDeleteFailures *prometheus.CounterVec
 }
 
 func newKubeProxyMetrics() KubeProxyMetrics {
@@ -87,7 +95,55 @@ func newKubeProxyMetrics() KubeProxyMetrics {
 			Namespace: ns, Name: "proxy_livez_total",
 			Help: "Cumulative proxy livez HTTP status",
 		}, []string{"code"}),
+		LBCreateFailures: lbFailureCounter("create"),
+		LBUpdateFailures: lbFailureCounter("update"),
+		LBDeleteFailures: lbFailureCounter("delete"),
 	}
+}
+
+// lbFailureCounter is one of winkernel's load-balancer failure counters, e.g.
+// kubeproxy_sync_proxy_rules_winkernel_lb_create_failures_total{ip_family,lb_type,error}.
+func lbFailureCounter(write string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "kubeproxy", Name: "sync_proxy_rules_winkernel_lb_" + write + "_failures_total",
+		Help: "Cumulative proxy winkernel lb " + write + " failures",
+	}, []string{"ip_family", "lb_type", "error"})
+}
+
+// countLBFailure counts one refused load-balancer write as winkernel does: lb_type is
+// winkernel's name of the load balancer's kind (unknown for one an earlier process recorded),
+// error one of winkernel's five classes of HNS errors.
+func (k KubeProxyMetrics) countLBFailure(f apply.LBFailure) {
+	counter := k.LBCreateFailures
+	switch f.Op {
+	case hns.OpModifyLoadBalancer:
+		counter = k.LBUpdateFailures
+	case hns.OpDeleteLoadBalancer:
+		counter = k.LBDeleteFailures
+	}
+	counter.WithLabelValues(string(f.Key.Family), lbTypeLabel(f.Key.Kind), lbErrorLabel(f.Err)).Inc()
+}
+
+// lbTypeLabel is winkernel's lb_type of a load-balancer kind: the same names, but for
+// ingress load balancers (ingressip).
+func lbTypeLabel(k engine.Kind) string {
+	switch k {
+	case engine.KindIngress:
+		return "ingressip"
+	case "":
+		return "unknown"
+	}
+	return string(k)
+}
+
+// lbErrorLabel is winkernel's class of an HNS error (classifyLBError): four HCN errors by
+// name, every other error "other".
+func lbErrorLabel(err error) string {
+	switch r := hns.Reason(err); r {
+	case "network_not_found", "port_already_exists", "not_implemented", "invalid_ip":
+		return r
+	}
+	return "other"
 }
 
 // networkProgrammingBuckets are kube-proxy's: 0.25 s steps to 0.5 s, then seconds to a minute,
@@ -104,6 +160,7 @@ func (k KubeProxyMetrics) collectors() []prometheus.Collector {
 		k.SyncProxyRulesLatency, k.SyncProxyRulesLastTimestamp, k.SyncProxyRulesLastQueuedTimestamp,
 		k.NetworkProgrammingLatency, k.EndpointChangesPending, k.EndpointChangesTotal,
 		k.ServiceChangesPending, k.ServiceChangesTotal, k.ProxyHealthzTotal, k.ProxyLivezTotal,
+		k.LBCreateFailures, k.LBUpdateFailures, k.LBDeleteFailures,
 	}
 }
 

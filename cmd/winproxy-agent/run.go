@@ -40,6 +40,7 @@ service.kubernetes.io/service-proxy-name).`,
 		if err := logging.Apply(); err != nil {
 			return err
 		}
+		cli.RegisterClientMetrics()
 		h, ledger, err := hf.openOwned()
 		if err != nil {
 			return err

@@ -63,6 +63,7 @@ func run() error {
 		return check.run(ctrl.SetupSignalHandler(), cfg, os.Stdout)
 	}
 	log := ctrl.Log.WithName("setup")
+	cli.RegisterClientMetrics()
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -1,0 +1,57 @@
+package daemon
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/winproxy/winproxy/agent/apply"
+	"github.com/winproxy/winproxy/agent/engine"
+	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// The applier's refused load-balancer writes land in winkernel's counters under winkernel's
+// label values: its lb_type names and its five error classes.
+func TestLBFailuresAreCountedAsWinkernelCountsThem(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	for _, f := range []apply.LBFailure{
+		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
+		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
+		{Op: hns.OpModifyLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv6, Kind: engine.KindClusterIP}, Err: hns.ErrHNSNotRunning},
+		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4}, Err: errors.New("access denied")},
+		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindNodePort}, Err: hns.ErrNetworkNotFound},
+	} {
+		m.KubeProxy.countLBFailure(f)
+	}
+	for _, c := range []struct {
+		vec    *prometheus.CounterVec
+		labels []string
+		want   float64
+	}{
+		{m.KubeProxy.LBCreateFailures, []string{"IPv4", "ingressip", "port_already_exists"}, 2},
+		{m.KubeProxy.LBUpdateFailures, []string{"IPv6", "clusterip", "other"}, 1},
+		{m.KubeProxy.LBDeleteFailures, []string{"IPv4", "unknown", "other"}, 1},
+		{m.KubeProxy.LBDeleteFailures, []string{"IPv4", "nodeport", "network_not_found"}, 1},
+	} {
+		if got := counterValue(t, c.vec.WithLabelValues(c.labels...)); got != c.want {
+			t.Errorf("%v = %v, want %v", c.labels, got, c.want)
+		}
+	}
+	ch := make(chan prometheus.Metric, 10)
+	m.KubeProxy.LBDeleteFailures.Collect(ch)
+	if n := len(ch); n != 2 {
+		t.Errorf("%d delete series, want 2", n)
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var pb dto.Metric
+	if err := c.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	return pb.GetCounter().GetValue()
+}
