@@ -9,6 +9,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/internal/termsafe"
 )
 
 func newHNSCommand() *cobra.Command {
@@ -43,7 +44,8 @@ runs.`,
 			if err != nil {
 				return err
 			}
-			return hnsdump.Print(cmd.OutOrStdout(), d, output)
+			// HNS names are whatever their creator made them: no escape sequence reaches the terminal.
+			return hnsdump.Print(termsafe.NewWriter(cmd.OutOrStdout()), d, output)
 		},
 	}
 	hf.register(cmd.Flags())

@@ -108,3 +108,31 @@ func TestHNSDumpShowsOwners(t *testing.T) {
 		t.Error("a missing network accepted")
 	}
 }
+
+// HNS names are whatever their creator made them: an escape sequence in one is printed as text,
+// never sent to the terminal.
+func TestHNSDumpEscapesControlBytes(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "host.json")
+	s, err := sim.New(sim.WithStateFile(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddNetwork(hns.Network{Name: "cbr0", Type: hns.NetworkTypeL2Bridge}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddLocalEndpoint("cbr0", "evil\x1b]0;pwned\x07\x1b[2J\u009b", netip.MustParseAddr("10.244.1.5")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	out, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-state", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\u009b") {
+		t.Errorf("the table carries control bytes:\n%q", out)
+	}
+	// kubectl's table printer writes ESC as ^[; the other control bytes are escaped on the way out.
+	if want := `evil^[]0;pwned\x07^[[2J\u009b`; !strings.Contains(out, want) {
+		t.Errorf("the table lacks the escaped name %s:\n%s", want, out)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/agent/plan"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/termsafe"
 )
 
 type planOptions struct {
@@ -109,6 +110,9 @@ func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions,
 	if err != nil {
 		return fmt.Errorf("%s:\n%w", source, err)
 	}
+	// Names and IDs of a dump are whatever its author made them: no escape sequence reaches the
+	// terminal.
+	out = termsafe.NewWriter(out)
 	if o.output == "json" {
 		return p.WriteJSON(out)
 	}
