@@ -34,6 +34,9 @@ func newPlan(o Options) (plan, error) {
 	if o.Registry == "" {
 		return plan{}, fmt.Errorf("no registry: name the one to push to, e.g. make release REGISTRY=ghcr.io/YOU")
 	}
+	if strings.HasSuffix(o.Build.Version, "-dirty") {
+		return plan{}, fmt.Errorf("VERSION %q is of a checkout with uncommitted changes: a release is built from a commit; commit them, or set VERSION", o.Build.Version)
+	}
 	if _, err := version.ParseSemantic(strings.TrimPrefix(o.Build.Version, "v")); err != nil {
 		return plan{}, fmt.Errorf("VERSION %q is not a semantic version (v1.2.3, v1.2.3-rc.1): tag the commit (git tag v0.2.0) or set VERSION: %w", o.Build.Version, err)
 	}

@@ -31,7 +31,8 @@ func TestPlanRefusesWhatCannotBeReleased(t *testing.T) {
 		want string
 	}{
 		{"no registry", options("", "v1.2.3"), "make release REGISTRY=ghcr.io/YOU"},
-		{"a commit for a version", options("ghcr.io/acme", "b72d4a5-dirty"), "tag the commit (git tag v0.2.0) or set VERSION"},
+		{"a commit for a version", options("ghcr.io/acme", "b72d4a5"), "tag the commit (git tag v0.2.0) or set VERSION"},
+		{"uncommitted changes", options("ghcr.io/acme", "v0.2.0-dirty"), "a checkout with uncommitted changes"},
 		{"a registry that makes no name", options("ghcr.io/Acme Corp", "v1.2.3"), `REGISTRY "ghcr.io/Acme Corp" does not make an image name`},
 		{"a base by tag", func() Options {
 			o := options("ghcr.io/acme", "v1.2.3")
