@@ -69,6 +69,8 @@ type Options struct {
 	HNSCallTimeout time.Duration
 	// Clock is the time source (tests use a fake one); nil means the real clock.
 	Clock clock.Clock
+	// Debug are kube-proxy's debug endpoints on the metrics address (debug.go).
+	Debug DebugOptions
 }
 
 // agent is one node's agent.
@@ -127,6 +129,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	a := newAgent(mgr, opts, hzHost, hzPort, hzDisabled)
 	if err := a.watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+	if err := a.serveDebug(mgr); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("sync-loop", a.liveness); err != nil {

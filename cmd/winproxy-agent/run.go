@@ -40,6 +40,8 @@ service.kubernetes.io/service-proxy-name).`,
 		if err := logging.Apply(); err != nil {
 			return err
 		}
+		opts.Debug.Flags = cli.FlagValues(cmd.Flags(), cmd.InheritedFlags())
+		cli.LogStartup(ctrl.Log.WithName("setup"), "winproxy-agent", opts.Debug.Flags)
 		cli.RegisterClientMetrics()
 		h, ledger, err := hf.openOwned()
 		if err != nil {
@@ -71,6 +73,7 @@ service.kubernetes.io/service-proxy-name).`,
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", "127.0.0.1:10266", "address of the agent's own /healthz (fails when the sync loop is stuck) and /readyz (ready after the first successful sync), for the kubelet; 0 disables it")
 	fs.StringVar(&opts.HealthzBindAddress, "healthz-bind-address", "0.0.0.0", "IP (or IP:port) of the proxy health server (/healthz, /livez) that load balancers probe, as kube-proxy's flag; "+
 		"without a port it listens on the config's spec.healthCheck.port ("+strconv.Itoa(v1alpha1.DefaultHealthCheckPort)+"), which health-check load balancers forward to; service health servers listen on the same IP; empty disables both")
+	fs.BoolVar(&opts.Debug.Profiling, "profiling", false, "serve Go's pprof under /debug/pprof/ and the log verbosity under /debug/flags/v on the metrics address, as kube-proxy's flag")
 	fs.DurationVar(&opts.HNSCallTimeout, "hns-call-timeout", time.Minute, "give up waiting for an HNS call after this long and report it (a call into a wedged HNS cannot be cancelled); 0 waits forever")
 	hf.register(fs)
 	return cmd

@@ -63,6 +63,7 @@ func run() error {
 		return check.run(ctrl.SetupSignalHandler(), cfg, os.Stdout)
 	}
 	log := ctrl.Log.WithName("setup")
+	cli.LogStartup(log, "winproxy-controller", cli.FlagValues(fs))
 	cli.RegisterClientMetrics()
 
 	scheme := runtime.NewScheme()

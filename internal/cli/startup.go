@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
+
+	"github.com/winproxy/winproxy/internal/version"
+)
+
+// LogStartup logs what kube-proxy logs when it starts: the version, the Go runtime's settings
+// and every flag with its value, so that a log shows which build ran with which settings.
+func LogStartup(log logr.Logger, binary string, flags map[string]string) {
+	info := version.Get()
+	log.Info("Version info", "binary", binary, "version", info.Version, "commit", info.Commit, "goVersion", info.GoVersion, "platform", info.Platform)
+	log.Info("Golang settings", "GOGC", os.Getenv("GOGC"), "GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"GOTRACEBACK", os.Getenv("GOTRACEBACK"), "memoryLimit", debug.SetMemoryLimit(-1))
+	log.Info("Settings", "flags", flags)
+}
+
+// FlagValues is every flag of the flag sets with its value, set or default, as /flagz shows
+// them; deprecated and hidden flags are left out.
+func FlagValues(sets ...*pflag.FlagSet) map[string]string {
+	out := map[string]string{}
+	for _, fs := range sets {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Deprecated == "" && !f.Hidden {
+				out[f.Name] = f.Value.String()
+			}
+		})
+	}
+	return out
+}
