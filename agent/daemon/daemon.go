@@ -457,6 +457,7 @@ func (a *agent) skipped(report *syncReport, err error) error {
 // record puts what a sync computed and programmed in its report and metrics.
 func (a *agent) record(report *syncReport, desired *engine.Desired, r apply.Result, err error) {
 	report.effective = desired.Effective
+	a.metrics.observeEffective(desired.Effective)
 	report.problems = desired.Problems()
 	report.version = a.applier.Version()
 	report.result = r

@@ -8,6 +8,7 @@ import (
 	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/version"
 )
 
@@ -23,6 +24,11 @@ type Metrics struct {
 	ForeignReplacement prometheus.Counter
 	Disowned           prometheus.Counter
 	BuildInfo          *prometheus.GaugeVec
+	// DSRActive, Overlay and DualStackDowngraded say what is in effect on the node, as its
+	// WindowsProxyNode status does, for dashboards that show it per node.
+	DSRActive           prometheus.Gauge
+	Overlay             prometheus.Gauge
+	DualStackDowngraded prometheus.Gauge
 
 	// KubeProxy are kube-proxy's SLIs under kube-proxy's names.
 	KubeProxy KubeProxyMetrics
@@ -204,10 +210,37 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "winproxy_agent_build_info",
 			Help: "Always 1; the labels say which agent build runs.",
 		}, []string{"version", "goversion"}),
+		DSRActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "winproxy_agent_dsr_active",
+			Help: "1 while ClusterIP load balancers carry the DSR flag (DSRActive=True), else 0.",
+		}),
+		Overlay: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "winproxy_agent_overlay_network",
+			Help: "1 while the HNS network the agent programs is an overlay (VXLAN) network, else 0.",
+		}),
+		DualStackDowngraded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "winproxy_agent_dual_stack_downgraded",
+			Help: "1 while dual-stack was asked for and only IPv4 is proxied (DualStackDowngraded=True), else 0.",
+		}),
 		KubeProxy: newKubeProxyMetrics(),
 	}
-	reg.MustRegister(m.SyncDuration, m.Syncs, m.HNSCalls, m.LoadBalancers, m.RemoteEndpoints, m.DriftRepairs, m.ForeignReplacement, m.Disowned, m.BuildInfo)
+	reg.MustRegister(m.SyncDuration, m.Syncs, m.HNSCalls, m.LoadBalancers, m.RemoteEndpoints, m.DriftRepairs, m.ForeignReplacement, m.Disowned, m.BuildInfo,
+		m.DSRActive, m.Overlay, m.DualStackDowngraded)
 	reg.MustRegister(m.KubeProxy.collectors()...)
 	m.BuildInfo.WithLabelValues(version.Version, runtime.Version()).Set(1)
 	return m
+}
+
+// observeEffective records what a sync found in effect on the node.
+func (m *Metrics) observeEffective(e engine.Effective) {
+	m.DSRActive.Set(boolValue(e.DSRActive.True))
+	m.Overlay.Set(boolValue(e.Network.Type == string(v1alpha1.NetworkTypeOverlay)))
+	m.DualStackDowngraded.Set(boolValue(e.DualStackDowngraded.True))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

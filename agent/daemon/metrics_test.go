@@ -55,3 +55,33 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return pb.GetCounter().GetValue()
 }
+
+// What is in effect on the node is on its /metrics, 0 or 1, as its status says it.
+func TestEffectiveSettingsAreGauges(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	m.observeEffective(engine.Effective{
+		Network:             v1alpha1.NetworkStatus{Type: string(v1alpha1.NetworkTypeOverlay)},
+		DSRActive:           engine.Status{True: true},
+		DualStackDowngraded: engine.Status{True: true},
+	})
+	for name, g := range map[string]prometheus.Gauge{"dsr": m.DSRActive, "overlay": m.Overlay, "downgraded": m.DualStackDowngraded} {
+		if v := gaugeValue(t, g); v != 1 {
+			t.Errorf("%s = %v, want 1", name, v)
+		}
+	}
+	m.observeEffective(engine.Effective{Network: v1alpha1.NetworkStatus{Type: "L2Bridge"}})
+	for name, g := range map[string]prometheus.Gauge{"dsr": m.DSRActive, "overlay": m.Overlay, "downgraded": m.DualStackDowngraded} {
+		if v := gaugeValue(t, g); v != 0 {
+			t.Errorf("%s = %v after an L2Bridge sync without DSR, want 0", name, v)
+		}
+	}
+}
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var pb dto.Metric
+	if err := g.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	return pb.GetGauge().GetValue()
+}
