@@ -92,7 +92,7 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 	}
 
 	ctx := context.Background()
-	rec := &recorder{Client: host, owners: owners, before: d}
+	rec := &recorder{Client: host, owners: owners, before: d, eps: endpointsByID(d.Endpoints)}
 	a := apply.New(rec, ledger, apply.RecordCalls())
 	o, err := a.Observe(ctx, networkName, hostMAC)
 	if err != nil {
@@ -105,15 +105,18 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 	}
 
 	run.calls = withReasons(rec.calls, run.result.Calls)
+	done := rec.outcomes()
+	run.lbs = make([]HostObject, 0, len(d.LoadBalancers))
 	for _, lb := range d.LoadBalancers {
-		outcome := rec.outcome(lb.ID, lb.Owner)
+		outcome := outcomeOf(done, lb.ID, lb.Owner)
 		if outcome == OutcomeLeftAlone && ledger.Has(lb.ID) {
 			outcome = OutcomeAdopted
 		}
-		run.lbs = append(run.lbs, HostObject{ID: lb.ID, Owner: lb.Owner, Object: describeLB(lb.LoadBalancer, d.Endpoints), Outcome: outcome})
+		run.lbs = append(run.lbs, HostObject{ID: lb.ID, Owner: lb.Owner, Object: describeLB(lb.LoadBalancer, rec.eps), Outcome: outcome})
 	}
+	run.eps = make([]HostObject, 0, len(d.Endpoints))
 	for _, ep := range d.Endpoints {
-		run.eps = append(run.eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: rec.outcome(ep.ID, ep.Owner)})
+		run.eps = append(run.eps, HostObject{ID: ep.ID, Owner: ep.Owner, Object: describeEndpoint(ep.Endpoint), Outcome: outcomeOf(done, ep.ID, ep.Owner)})
 	}
 	return run, nil
 }
@@ -157,6 +160,18 @@ type recorder struct {
 	owners map[hns.ID]string // as dumped
 	before *hnsdump.Dump
 	calls  []Call
+	// eps are the host's endpoints by ID, as dumped and as created since, to name backends by
+	// IP: listing the host for every call, or scanning it for every backend, made a plan against
+	// a dump of 200k load balancers quadratic.
+	eps map[hns.ID]hns.Endpoint
+}
+
+func endpointsByID(eps []hnsdump.Endpoint) map[hns.ID]hns.Endpoint {
+	out := make(map[hns.ID]hns.Endpoint, len(eps))
+	for _, ep := range eps {
+		out[hns.IDOf(ep.ID)] = ep.Endpoint
+	}
+	return out
 }
 
 func (r *recorder) record(op hns.Op, id, object string, err error) {
@@ -167,17 +182,27 @@ func (r *recorder) record(op hns.Op, id, object string, err error) {
 	r.calls = append(r.calls, c)
 }
 
-// outcome is what the recorded calls did to the dumped object id.
-func (r *recorder) outcome(id, owner string) string {
-	for _, c := range slices.Backward(r.calls) {
-		if c.Error != "" || !hns.SameID(c.ID, id) {
+// outcomes is what the recorded calls did, by object: the last call that HNS carried out on it.
+func (r *recorder) outcomes() map[hns.ID]string {
+	out := map[hns.ID]string{}
+	for _, c := range r.calls {
+		if c.Error != "" || c.ID == "" {
 			continue
 		}
 		switch hns.Op(c.Operation) {
 		case hns.OpDeleteEndpoint, hns.OpDeleteLoadBalancer:
-			return OutcomeDeleted
+			out[hns.IDOf(c.ID)] = OutcomeDeleted
+		default:
+			out[hns.IDOf(c.ID)] = OutcomeModified
 		}
-		return OutcomeModified
+	}
+	return out
+}
+
+// outcomeOf is what became of the dumped object id of owner.
+func outcomeOf(done map[hns.ID]string, id, owner string) string {
+	if o, ok := done[hns.IDOf(id)]; ok {
+		return o
 	}
 	if owner == hnsdump.OwnerWinproxy {
 		return OutcomeKept
@@ -185,27 +210,19 @@ func (r *recorder) outcome(id, owner string) string {
 	return OutcomeLeftAlone
 }
 
-// endpoints lists the host's endpoints now, to name backends by IP.
-func (r *recorder) endpoints(ctx context.Context) []hnsdump.Endpoint {
-	eps, _ := r.ListEndpoints(ctx, "")
-	out := make([]hnsdump.Endpoint, len(eps))
-	for i, ep := range eps {
-		out[i] = hnsdump.Endpoint{Endpoint: ep}
-	}
-	return out
-}
-
 func (r *recorder) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
 	out, err := r.Client.CreateEndpoint(ctx, networkID, ep)
+	if err == nil {
+		r.eps[hns.IDOf(out.ID)] = out
+	}
 	r.record(hns.OpCreateEndpoint, "", describeEndpoint(ep), err)
 	return out, err
 }
 
 func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
 	object := ""
-	eps := r.endpoints(ctx)
-	if i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return hns.SameID(ep.ID, id) }); i >= 0 {
-		object = describeEndpoint(eps[i].Endpoint)
+	if ep, ok := r.eps[hns.IDOf(id)]; ok {
+		object = describeEndpoint(ep)
 	}
 	err := r.Client.DeleteEndpoint(ctx, id)
 	r.record(hns.OpDeleteEndpoint, id, object, err)
@@ -214,20 +231,20 @@ func (r *recorder) DeleteEndpoint(ctx context.Context, id string) error {
 
 func (r *recorder) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := r.Client.CreateLoadBalancer(ctx, lb)
-	r.record(hns.OpCreateLoadBalancer, "", describeLB(lb, r.endpoints(ctx)), err)
+	r.record(hns.OpCreateLoadBalancer, "", describeLB(lb, r.eps), err)
 	return out, err
 }
 
 func (r *recorder) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	out, err := r.Client.ModifyLoadBalancer(ctx, id, lb)
-	r.record(hns.OpModifyLoadBalancer, id, describeLB(lb, r.endpoints(ctx)), err)
+	r.record(hns.OpModifyLoadBalancer, id, describeLB(lb, r.eps), err)
 	return out, err
 }
 
 func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
 	object := ""
 	if cur, err := r.GetLoadBalancer(ctx, id); err == nil {
-		object = describeLB(cur, r.endpoints(ctx))
+		object = describeLB(cur, r.eps)
 	}
 	err := r.Client.DeleteLoadBalancer(ctx, id)
 	r.record(hns.OpDeleteLoadBalancer, id, object, err)
@@ -236,7 +253,7 @@ func (r *recorder) DeleteLoadBalancer(ctx context.Context, id string) error {
 
 // describeLB renders a load balancer for people: frontend, flags, source VIP and backends by IP
 // (an ID no endpoint has keeps its ID with a '?').
-func describeLB(lb hns.LoadBalancer, eps []hnsdump.Endpoint) string {
+func describeLB(lb hns.LoadBalancer, eps map[hns.ID]hns.Endpoint) string {
 	s := lb.Frontend().String()
 	if f := hnsdump.PortFlags(lb.PortMapping.Flags); f != "-" {
 		s += " " + f
@@ -252,10 +269,9 @@ func describeLB(lb hns.LoadBalancer, eps []hnsdump.Endpoint) string {
 	}
 	backends := make([]string, 0, len(lb.BackendEndpointIDs))
 	for _, id := range lb.BackendEndpointIDs {
-		i := slices.IndexFunc(eps, func(ep hnsdump.Endpoint) bool { return hns.SameID(ep.ID, id) })
-		switch {
-		case i >= 0 && len(eps[i].IPs) > 0:
-			backends = append(backends, eps[i].IPs[0].String())
+		switch ep, ok := eps[hns.IDOf(id)]; {
+		case ok && len(ep.IPs) > 0:
+			backends = append(backends, ep.IPs[0].String())
 		default:
 			backends = append(backends, id+"?")
 		}
