@@ -76,6 +76,7 @@ func enumerate(proc *windows.LazyProc, filter map[string]string) ([]string, erro
 	hr, _, _ := proc.Call(uintptr(unsafe.Pointer(query16)), uintptr(unsafe.Pointer(&ids)), uintptr(unsafe.Pointer(&record)))
 	list, errorRecord := takeString(ids), takeString(record)
 	if int32(hr) < 0 {
+		// The raw HRESULT, which translateErr normalises as hcsshim's wrappers would have.
 		return nil, fmt.Errorf("%s: %w: %s", proc.Name, syscall.Errno(hr), errorRecord)
 	}
 	var out []string

@@ -94,6 +94,18 @@ func (e *Error) Unwrap() []error {
 	return out
 }
 
+// NormalizeCode turns an HRESULT of the Win32 facility (0x8007xxxx) into the Win32 code it wraps,
+// as hcsshim's generated wrappers do with every HCN call's result (r0&0x1fff0000 == 0x00070000:
+// r0 &= 0xffff). A raw call that skips them (the ID enumerations) answers "HNS not running" as
+// 0x800706B5 and "not found" as 0x80070490; this package's vocabulary has the Win32 codes. Any
+// other code is kept as it is. Every Windows call path classifies its code through it.
+func NormalizeCode(c uint32) Code {
+	if c&0x1fff0000 == 0x00070000 {
+		return Code(c & 0xffff)
+	}
+	return Code(c)
+}
+
 // KindForCode classifies an HNS code; nil for codes winproxy treats as
 // "other". notFound is the sentinel to use for a generic not-found code,
 // because only the caller knows which object type it looked for.

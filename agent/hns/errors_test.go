@@ -59,3 +59,33 @@ func TestErrorTextCarriesCode(t *testing.T) {
 		t.Error("not-found hierarchy is wrong")
 	}
 }
+
+// HRESULTs of the Win32 facility classify as the Win32 codes they wrap, as hcsshim's generated
+// wrappers convert them: the raw ID enumerations answer "HNS not running" and "not found" that
+// way, and must not fall back to a full list nor count under "other".
+func TestNormalizeCode(t *testing.T) {
+	for _, tc := range []struct {
+		raw    uint32
+		want   Code
+		reason string
+	}{
+		{0x800706B5, CodeHNSNotRunning, "hns_not_running"},
+		{0x80070490, CodeElementNotFound, "not_found"},
+		{0x800700B7, CodeAlreadyExists, "port_already_exists"},
+		{0x6B5, CodeHNSNotRunning, "hns_not_running"},
+		{0x490, CodeElementNotFound, "not_found"},
+		{0x803B0013, CodePortAlreadyExists, "port_already_exists"},
+		{0x803B0002, CodeEndpointNotFound, "not_found"},
+		{0x80004001, CodeNotImplemented, "not_implemented"},
+		{0x80004005, 0x80004005, "other"}, // E_FAIL: not of the Win32 facility
+		{0xC0070005, 0x5, "other"},        // any severity bits of the Win32 facility
+	} {
+		got := NormalizeCode(tc.raw)
+		if got != tc.want {
+			t.Errorf("NormalizeCode(%#x) = %#x, want %#x", tc.raw, uint32(got), uint32(tc.want))
+		}
+		if r := Reason(NewError(OpListLoadBalancerIDs, "", got, ErrLoadBalancerNotFound)); r != tc.reason {
+			t.Errorf("%#x classifies as %s, want %s", tc.raw, r, tc.reason)
+		}
+	}
+}

@@ -46,18 +46,18 @@ func isShimNotFound(err error) bool {
 	return hcn.IsNotFoundError(err)
 }
 
-// codeOf extracts the Win32/HRESULT code of an HCN error, 0 if none.
+// codeOf extracts the Win32/HRESULT code of an HCN error, 0 if none, normalised (NormalizeCode).
 func codeOf(err error) Code {
 	var he *hcn.HcnError
 	if errors.As(err, &he) && he.HcsError != nil {
 		var errno syscall.Errno
 		if errors.As(he.Err, &errno) {
-			return Code(uint32(errno))
+			return NormalizeCode(uint32(errno))
 		}
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
-		return Code(uint32(errno))
+		return NormalizeCode(uint32(errno))
 	}
 	return 0
 }
