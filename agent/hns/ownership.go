@@ -65,12 +65,37 @@ func (o *Owned) CreateEndpoint(ctx context.Context, networkID string, ep Endpoin
 	return o.c.CreateEndpoint(ctx, networkID, ep)
 }
 
-// DeleteEndpoint deletes ep, as listed, if it is winproxy's.
+// DeleteEndpoint deletes ep, as listed, if it is winproxy's. A delete that fails with a code that
+// does not say why is checked by ID (goneAnyway): an endpoint HNS no longer has is deleted.
 func (o *Owned) DeleteEndpoint(ctx context.Context, ep Endpoint) error {
 	if !o.OwnsEndpoint(ep) {
 		return &Error{Op: OpDeleteEndpoint, ID: ep.ID, Kind: ErrNotOwned}
 	}
-	return o.c.DeleteEndpoint(ctx, ep.ID)
+	err := o.c.DeleteEndpoint(ctx, ep.ID)
+	return goneAnyway(OpDeleteEndpoint, ep.ID, err, ErrEndpointNotFound, func() (bool, error) {
+		ids, lerr := o.c.ListEndpointIDs(ctx, ep.NetworkID)
+		return slices.ContainsFunc(ids, func(id string) bool { return SameID(id, ep.ID) }), lerr
+	})
+}
+
+// goneAnyway settles a delete that failed with err without saying why: HNS answers a delete of an
+// object that is gone with 0x490 or 0x803B0002 where winproxy has seen it, and no source states
+// that it always does (upstream looks the object up before it deletes). A failure that says what
+// happened (not found, HNS not running, a timeout, the caller gave up) is returned as it is; for
+// any other, exists looks the object up by ID, and an object HNS no longer has is reported as not
+// found (the original error kept as the cause), which every caller takes as deleted.
+func goneAnyway(op Op, id string, err, notFound error, exists func() (bool, error)) error {
+	if err == nil || IsNotFound(err) || IsHNSNotRunning(err) || IsTimeout(err) || ctxErr(err) {
+		return err
+	}
+	if there, lerr := exists(); lerr != nil || there {
+		return err
+	}
+	return &Error{Op: op, ID: id, Kind: notFound, Err: err}
+}
+
+func ctxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // CreateLoadBalancer creates an LB and records it with the fingerprint of
@@ -133,12 +158,19 @@ func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want LoadBalancer) 
 }
 
 // DeleteLoadBalancer deletes cur, as listed, if it is winproxy's. A
-// not-found answer also drops it from the ledger: it is gone either way.
+// not-found answer also drops it from the ledger: it is gone either way. A
+// failure that does not say why is checked by ID (goneAnyway).
 func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur LoadBalancer) error {
 	if !o.OwnsLoadBalancer(cur) {
 		return &Error{Op: OpDeleteLoadBalancer, ID: cur.ID, Kind: ErrNotOwned}
 	}
-	err := o.c.DeleteLoadBalancer(ctx, cur.ID)
+	err := goneAnyway(OpDeleteLoadBalancer, cur.ID, o.c.DeleteLoadBalancer(ctx, cur.ID), ErrLoadBalancerNotFound, func() (bool, error) {
+		_, gerr := o.c.GetLoadBalancer(ctx, cur.ID)
+		if IsNotFound(gerr) {
+			return false, nil
+		}
+		return gerr == nil, gerr
+	})
 	if err == nil || IsNotFound(err) {
 		if ferr := o.Ledger.Forget(cur.ID); ferr != nil {
 			return errors.Join(err, ferr)

@@ -348,3 +348,50 @@ func TestSettleForgetsLoadBalancersHNSNoLongerHas(t *testing.T) {
 		t.Errorf("Settle with nothing to do allocates %v times, want 0", n)
 	}
 }
+
+// A delete of an object that is gone counts as done whatever code HNS answers: on a code that
+// does not say why (here E_FAIL), the object is looked up by ID. One that is still there stays a
+// failure.
+func TestDeleteOfAMissingObjectWithAnUnknownCode(t *testing.T) {
+	eFail := hns.NewError(hns.OpDeleteLoadBalancer, "", 0x80004005, nil)
+	for _, tc := range []struct {
+		name    string
+		gone    bool
+		deleted bool
+	}{
+		{"gone", true, true},
+		{"still there", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t)
+			owned, n, pod := newOwnedHost(t, "", s)
+			remote, err := owned.CreateEndpoint(ctx, n.ID, hns.Endpoint{IPs: []netip.Addr{netip.MustParseAddr("10.244.2.9")}, Remote: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb, err := owned.CreateLoadBalancer(ctx, lbOn("10.0.0.9", pod.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.gone {
+				if err := s.RemoveLoadBalancer(lb.ID); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.RemoveEndpoint(remote.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.FailOp(sim.OpDeleteLoadBalancer, eFail, 1)
+			s.FailOp(sim.OpDeleteEndpoint, hns.NewError(hns.OpDeleteEndpoint, "", 0x80004005, nil), 1)
+			lbErr, epErr := owned.DeleteLoadBalancer(ctx, lb), owned.DeleteEndpoint(ctx, remote)
+			for what, err := range map[string]error{"load balancer": lbErr, "endpoint": epErr} {
+				if tc.deleted != (err == nil || hns.IsNotFound(err)) {
+					t.Errorf("delete of the %s %s: %v; want deleted %v", what, tc.name, err, tc.deleted)
+				}
+			}
+			if owned.Ledger.Has(lb.ID) == tc.deleted {
+				t.Errorf("ledger has the load balancer: %v, want %v", owned.Ledger.Has(lb.ID), !tc.deleted)
+			}
+		})
+	}
+}
