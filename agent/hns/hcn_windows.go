@@ -256,7 +256,7 @@ func toHCNEndpoint(ep Endpoint) (*hcn.HostComputeEndpoint, error) {
 func fromHCNLoadBalancer(lb *hcn.HostComputeLoadBalancer) LoadBalancer {
 	out := LoadBalancer{
 		ID:                 lb.Id,
-		Flags:              LBFlags(lb.Flags),
+		Flags:              ourLBFlags(lb.Flags),
 		SourceVIP:          parseAddr(lb.SourceVIP),
 		BackendEndpointIDs: lb.HostComputeEndpoints,
 	}
@@ -271,8 +271,8 @@ func fromHCNLoadBalancer(lb *hcn.HostComputeLoadBalancer) LoadBalancer {
 			Protocol:         pm.Protocol,
 			InternalPort:     pm.InternalPort,
 			ExternalPort:     pm.ExternalPort,
-			DistributionType: DistributionType(pm.DistributionType),
-			Flags:            PortMappingFlags(pm.Flags),
+			DistributionType: ourDistribution(pm.DistributionType),
+			Flags:            ourPortMappingFlags(pm.Flags),
 		}
 	}
 	return out
@@ -282,14 +282,14 @@ func toHCNLoadBalancer(lb LoadBalancer) *hcn.HostComputeLoadBalancer {
 	h := &hcn.HostComputeLoadBalancer{
 		HostComputeEndpoints: lb.BackendEndpointIDs,
 		SourceVIP:            addrString(lb.SourceVIP),
-		Flags:                hcn.LoadBalancerFlags(lb.Flags),
+		Flags:                hcnLBFlags(lb.Flags),
 		SchemaVersion:        hcn.V2SchemaVersion(),
 		PortMappings: []hcn.LoadBalancerPortMapping{{
 			Protocol:         lb.PortMapping.Protocol,
 			InternalPort:     lb.PortMapping.InternalPort,
 			ExternalPort:     lb.PortMapping.ExternalPort,
-			DistributionType: hcn.LoadBalancerDistribution(lb.PortMapping.DistributionType),
-			Flags:            hcn.LoadBalancerPortMappingFlags(lb.PortMapping.Flags),
+			DistributionType: hcnDistribution(lb.PortMapping.DistributionType),
+			Flags:            hcnPortMappingFlags(lb.PortMapping.Flags),
 		}},
 	}
 	for _, v := range lb.FrontendVIPs {
