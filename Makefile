@@ -66,6 +66,8 @@ manifests: $(CONTROLLER_GEN) $(HELM) ## Generate the CRDs (config/crd/bases) and
 		'# Change the chart or config/chart/values.yaml instead, then run `make manifests`.' && \
 	  $(HELM) $(KUSTOMIZE_RENDER_ARGS); } > config/chart/winproxy.yaml.tmp || { rm -f config/chart/winproxy.yaml.tmp; exit 1; }
 	mv config/chart/winproxy.yaml.tmp config/chart/winproxy.yaml
+	@# The Grafana dashboard the chart ships, built in code (Grafana Foundation SDK).
+	go run ./hack/dashboard --out $(CHART_DIR)/files/dashboards/winproxy.json
 
 # The chart as config/default installs it (config/chart/winproxy.yaml, with the namespace and the
 # CRDs of config/crd): its values are config/chart/values.yaml.

@@ -7,6 +7,7 @@ require (
 	github.com/Microsoft/hcsshim v0.15.0
 	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/uuid v1.6.0
 	github.com/package-url/packageurl-go v0.1.3
