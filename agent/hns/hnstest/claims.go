@@ -151,6 +151,26 @@ var claims = []Claim{
 		Says:   "A network deleted by its CNI takes its endpoints with it; load balancers stay, naming the vanished endpoints; the network created again under the same name has a new ID and no endpoints.",
 		Source: "Simulator choice (sim.RemoveNetwork). CNIs recreate their network on restart (e.g. flannel #1391, #1423); whether HNS lets a network with endpoints be deleted, and what happens to load balancers, is documented nowhere we found.",
 	},
+	{
+		ID:     "assume-modify-document-id",
+		Says:   "Assumption: a modify whose document carries the load balancer's own ID (as the Windows adapter sends it) is accepted and keeps that ID.",
+		Source: "No source states it: hcsshim hcn/hcnloadbalancer.go updateLoadBalancer sends the whole document, and winproxy's adapter sets Id in it; winkernel never modifies (it deletes and creates). The simulator ignores the document's ID.",
+	},
+	{
+		ID:     "assume-remote-endpoint-name",
+		Says:   "Assumption: a remote endpoint created with a Name keeps it, in a get by name and in the network's list; winproxy's winproxy- name is its proof of ownership of the endpoints it creates.",
+		Source: "No source states it for remote endpoints: winkernel creates them without a name (hns.go createEndpoint); hcsshim hcn/hcnendpoint.go HostComputeEndpoint has Name for every endpoint.",
+	},
+	{
+		ID:     "assume-id-enumeration-answer",
+		Says:   "Assumption: HcnEnumerateEndpoints and HcnEnumerateLoadBalancers answer a JSON array of GUIDs, each once, which the adapter hands out without braces (an empty host answers an empty array or nothing, both read as no ID).",
+		Source: "hcsshim hcn/hcnendpoint.go enumerateEndpoints and hcn/hcnloadbalancer.go enumerateLoadBalancers unmarshal a []guid.GUID; the exact text (braces, case) is what the first Windows run records.",
+	},
+	{
+		ID:     "assume-delete-missing",
+		Says:   "Assumption: deleting a load balancer or an endpoint that does not exist is not-found (0x490 or 0x803B0002). winproxy no longer depends on it: on any other code it looks the object up by ID and counts it deleted if HNS no longer has it.",
+		Source: "No source: winkernel looks the object up before it deletes (hns.go deleteLoadBalancer, deleteEndpoint); winproxy's hns.Owned checks by ID after an unexplained failure. The case logs the code HNS answers.",
+	},
 }
 
 // claimByID finds a claim; an unknown ID is a bug in the suite.

@@ -24,6 +24,7 @@ func groups() []group {
 		{"LoadBalancers", loadBalancerCases()},
 		{"Modify", modifyCases()},
 		{"Lifecycle", lifecycleCases()},
+		{"Assumptions", assumptionCases()},
 	}
 }
 
