@@ -87,7 +87,7 @@ const (
 	// ReasonLedgerSpaceLow (OwnershipRecorded=True): every change is written, but the disk
 	// holding the ledger is full: it could not reserve space ahead, so later writes may fail.
 	ReasonLedgerSpaceLow = "LedgerSpaceLow"
-	// ReasonLedgerNotWritable (OwnershipRecorded=False): a write to the ledger failed (e.g. no
+	// ReasonLedgerNotWritable (OwnershipRecorded=False, Programmed=False, Degraded=True): a write to the ledger failed (e.g. no
 	// space left on device): the agent programs HNS as usual and keeps the changes in memory
 	// until a write works again. A restart before then recognises the load balancers that match
 	// the cluster, and not those of Services deleted meanwhile. At start, when the ledger cannot
