@@ -31,6 +31,12 @@ endif
 export KUBEBUILDER_ASSETS
 KUBECTL ?= $(KUBEBUILDER_ASSETS)/kubectl
 
+# The Prometheus server and promtool of the monitoring tests (test/monitoring), pinned in
+# hack/tools/prometheus/go.mod; the tests find them through PROMETHEUS_BIN_DIR.
+PROMETHEUS_VERSION := $(shell hack/tool-version.sh github.com/prometheus/prometheus hack/tools/prometheus/go.mod)
+PROMETHEUS_BIN_DIR ?= $(LOCALBIN)/prometheus/$(PROMETHEUS_VERSION)
+export PROMETHEUS_BIN_DIR
+
 GO_TEST_FLAGS ?= -race -count=1
 TEST_TIMEOUT ?= 30m
 
@@ -112,7 +118,7 @@ conformance: ## Compare winproxy with upstream winkernel on CONFORMANCE_CLUSTERS
 # The packages that need no control plane, those that start one (envtest), and the end-to-end ones
 # that run the built binaries, kubectl and helm.
 INTEGRATION_PKGS := ./api/... ./controllers
-E2E_PKGS := ./test/e2e ./test/chaos ./internal/demo
+E2E_PKGS := ./test/e2e ./test/chaos ./test/monitoring ./internal/demo
 UNIT_PKGS = $(shell go list ./... | grep -v -e '/test/' -e '/internal/demo$$' -e '/internal/testenv$$' -e '/api/v1alpha1$$' -e '/controllers$$')
 
 .PHONY: test-unit
@@ -124,7 +130,7 @@ test-integration: manifests $(K8S_TOOLS_TARGET) ## Run the tests against a real 
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKGS)
 
 .PHONY: test-e2e
-test-e2e: manifests $(K8S_TOOLS_TARGET) $(HELM) ## Run the end-to-end tests: built binaries, kubectl and helm against a real control plane, the demo and the bounded chaos runs.
+test-e2e: manifests $(K8S_TOOLS_TARGET) $(HELM) prometheus-tools ## Run the end-to-end tests: built binaries, kubectl and helm against a real control plane, the demo and the bounded chaos runs.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(E2E_PKGS)
 
 .PHONY: test-chaos
@@ -132,7 +138,7 @@ test-chaos: $(K8S_TOOLS_TARGET) ## Run the chaos tests at full scale (kill loop,
 	WINPROXY_CHAOS=full go test -count=1 -timeout $(TEST_TIMEOUT) -v ./test/chaos
 
 .PHONY: test
-test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
+test: manifests generate $(K8S_TOOLS_TARGET) $(HELM) prometheus-tools ## Run all tests: unit, admission, integration and end-to-end, against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: verify
@@ -237,6 +243,10 @@ helm-template: $(HELM) ## Render the chart with default values to standard outpu
 .PHONY: k8s-tools
 k8s-tools: ## Build kube-apiserver, etcd and kubectl from source into bin/k8s/<version> (cached).
 	@hack/build-k8s.sh $(K8S_BIN_DIR)
+
+.PHONY: prometheus-tools
+prometheus-tools: ## Build prometheus and promtool from source into bin/prometheus/<version> (cached), for the monitoring tests.
+	@hack/build-prometheus.sh $(PROMETHEUS_BIN_DIR)
 
 # build-tool MODULE-DIR PACKAGE: builds PACKAGE with the dependencies pinned in
 # hack/tools/MODULE-DIR/go.mod and go.sum into $@, the binary `cd hack/tools/MODULE-DIR && go tool

@@ -23,12 +23,12 @@ func LogStartup(log logr.Logger, binary string, flags map[string]string) {
 }
 
 // FlagValues is every flag of the flag sets with its value, set or default, as /flagz shows
-// them; deprecated and hidden flags are left out.
+// them; deprecated and hidden flags, and --help, are left out.
 func FlagValues(sets ...*pflag.FlagSet) map[string]string {
 	out := map[string]string{}
 	for _, fs := range sets {
 		fs.VisitAll(func(f *pflag.Flag) {
-			if f.Deprecated == "" && !f.Hidden {
+			if f.Deprecated == "" && !f.Hidden && f.Name != "help" {
 				out[f.Name] = f.Value.String()
 			}
 		})
