@@ -58,6 +58,8 @@ type run struct {
 	dir   string
 	hosts map[string]string
 	procs []*fleet.Process
+	// controllerMetrics is the controller's metrics address (plain HTTP on loopback).
+	controllerMetrics string
 }
 
 // Run runs the demo until ctx is done (or, with Once, until it has shown everything). It returns an
@@ -106,6 +108,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	r.kubectl("get", "wpc,wpn", "-o", "wide")
+	r.showMetrics()
 	if opts.Once {
 		r.say("The config is Ready on every node.")
 		return nil
@@ -172,7 +175,15 @@ func (r *run) syncPods(ctx context.Context) error {
 const demoHealthSubnet = 2
 
 func (r *run) startProcesses(context.Context) error {
-	c, err := fleet.StartController(r.opts.BinDir, r.env.Kubeconfig, r.dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	r.controllerMetrics = l.Addr().String()
+	l.Close()
+	// Plain HTTP on loopback, so that a local Prometheus scrapes it without a token; in a cluster
+	// the controller serves HTTPS to authorized tokens only.
+	c, err := fleet.StartController(r.opts.BinDir, r.env.Kubeconfig, r.dir, "--metrics-bind-address", r.controllerMetrics, "--metrics-secure=false")
 	if err != nil {
 		return err
 	}
@@ -315,6 +326,38 @@ func (r *run) showProbes(n fleet.Node) {
 		resp.Body.Close()
 		r.say("    GET %-28s %d %s  # %s", probe.path, resp.StatusCode, strings.TrimSpace(string(body)), probe.what)
 	}
+}
+
+// showMetrics prints every process's metrics address and a scrape config for a local
+// Prometheus, with the jobs and node labels the chart's monitors set, so that the chart's alerts
+// and dashboard (charts/winproxy/files/dashboards/winproxy.json) work on it as they are.
+func (r *run) showMetrics() {
+	r.say("")
+	r.say("==> Metrics (Prometheus text format, plain HTTP on loopback)")
+	r.say("    %-24s http://%s/metrics  %s", "winproxy-controller", r.controllerMetrics, answer("http://"+r.controllerMetrics+"/metrics"))
+	var agents []string
+	for _, p := range r.procs {
+		if p.MetricsURL == "" {
+			continue
+		}
+		node := strings.TrimPrefix(p.Name, "winproxy-agent-")
+		host := strings.TrimSuffix(strings.TrimPrefix(p.MetricsURL, "http://"), "/metrics")
+		r.say("    %-24s %s  %s (also /configz /flagz /statusz /proxyMode /healthz)", p.Name, p.MetricsURL, answer(p.MetricsURL))
+		agents = append(agents, fmt.Sprintf(`{targets: ["%s"], labels: {node: %s}}`, host, node))
+	}
+	r.say("    Scrape them all with this prometheus.yml (one line):")
+	r.say(`    scrape_configs: [{job_name: winproxy-agent, scrape_interval: 5s, static_configs: [%s]}, {job_name: winproxy-controller-metrics, scrape_interval: 5s, static_configs: [{targets: ["%s"]}]}]`,
+		strings.Join(agents, ", "), r.controllerMetrics)
+}
+
+// answer is what GET u answers: its status, or the error.
+func answer(u string) string {
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(u)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return resp.Status
 }
 
 func (r *run) kubectl(args ...string) {

@@ -29,6 +29,9 @@ func TestDemoOnce(t *testing.T) {
 	}
 	// The probe lines are padded to line up; only their words matter.
 	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`winproxy-controller +http://127\.0\.0\.1:\d+/metrics  200 OK`),
+		regexp.MustCompile(`winproxy-agent-win-2019 +http://127\.0\.0\.1:\d+/metrics  200 OK`),
+		regexp.MustCompile(`scrape_configs: \[\{job_name: winproxy-agent, .*labels: \{node: win-2025\}.*job_name: winproxy-controller-metrics`),
 		regexp.MustCompile(`GET 127\.0\.2\.12:10256/healthz +200 \{"lastUpdated":`),
 		regexp.MustCompile(`GET 127\.0\.2\.13:32000/ +200 \{"service":\{"namespace":"shop","name":"storefront"\},"localEndpoints":1,"serviceProxyHealthy":true\}`),
 	} {
