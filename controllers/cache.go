@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/netip"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,10 +26,17 @@ import (
 // Services are cached only for the ClusterIPs they hold, which a source VIP must not be. Pods are
 // not read at all: whether a pod holds a source VIP only the node's agent can tell (its HNS
 // endpoints, also of pods the API has no object for yet), and it refuses the address.
-func CacheOptions() cache.Options {
+//
+// Leases are cached only where the agents' heartbeats are (heartbeatNamespace) and only those
+// labelled as heartbeats: not the kubelets' node Leases nor the leader-election Lease.
+func CacheOptions(heartbeatNamespace string) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: {
+				Namespaces: map[string]cache.Config{heartbeatNamespace: {}},
+				Label:      labels.SelectorFromSet(labels.Set{winproxyv1alpha1.HeartbeatLabel: "true"}),
+			},
 			&corev1.Node{}:    {Transform: slimNode},
 			&corev1.Service{}: {Transform: slimService},
 		},

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,6 +29,9 @@ const (
 	eventConflict                     = "Conflict"
 	eventRolledBack                   = "RolledBack"
 	eventRollbackCompleted            = "RollbackCompleted"
+	// eventHeartbeatRestored is the Normal event of a node whose agent renews its heartbeat again
+	// after the controller reported it lost or stuck (whose Warning has that reason).
+	eventHeartbeatRestored = "HeartbeatRestored"
 )
 
 // Event actions: what the controller was doing.
@@ -58,6 +62,35 @@ type nodeFailures struct {
 }
 
 type nodeReason struct{ node, reason string }
+
+// silentReasons are the failures of a node whose agent went silent; their end is reported too.
+var silentReasons = map[string]bool{winproxyv1alpha1.ReasonHeartbeatLost: true, winproxyv1alpha1.ReasonSyncLoopStuck: true}
+
+// restored returns the nodes of config whose agent was silent at the last report and is not now.
+// Call it before report, which moves what it remembers to problems.
+func (f *nodeFailures) restored(config string, listed, problems []winproxyv1alpha1.NodeProblem) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev, known := f.failing[config]
+	if !known {
+		prev = make(map[string]string, len(listed))
+		for _, p := range listed {
+			prev[p.Name] = p.Reason
+		}
+	}
+	silentNow := map[string]bool{}
+	for _, p := range problems {
+		silentNow[p.Name] = silentReasons[p.Reason]
+	}
+	var out []string
+	for name, reason := range prev {
+		if silentReasons[reason] && !silentNow[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // report returns the problems of config to report now. listed is the config's
 // status.failingNodes before this reconcile; problems are all its failing nodes now.
@@ -119,6 +152,13 @@ func (r *WindowsProxyConfigReconciler) recordNodeFailures(cfg *winproxyv1alpha1.
 	byName := make(map[string]*corev1.Node, len(nodes))
 	for _, n := range nodes {
 		byName[n.Name] = n
+	}
+	for _, name := range r.failures.restored(cfg.Name, listed, problems) {
+		var related runtime.Object
+		if n, ok := byName[name]; ok {
+			related = n
+		}
+		r.recorder.Eventf(cfg, related, corev1.EventTypeNormal, eventHeartbeatRestored, actionRollout, "Node %s: the agent renews its heartbeat again", name)
 	}
 	for _, p := range r.failures.report(cfg.Name, listed, problems, r.clock.Now()) {
 		var related runtime.Object

@@ -14,7 +14,7 @@ import (
 var (
 	configNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "winproxy_config_nodes",
-		Help: "Nodes of a WindowsProxyConfig by state: selected, updated (carry the current config), programmed (report Programmed for it), degraded, dual_stack_downgraded.",
+		Help: "Nodes of a WindowsProxyConfig by state: selected, updated (carry the current config), programmed (report Programmed for it), degraded, dual_stack_downgraded, unreachable (the agent's heartbeat stopped).",
 	}, []string{"config", "state"})
 	rolloutInProgress = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "winproxy_rollout_in_progress",
@@ -37,7 +37,7 @@ func init() {
 // RegisterMetrics registers the controller's metrics with reg. They join the manager's registry
 // when the package loads; the README's metrics table is generated from what this registers.
 func RegisterMetrics(reg prometheus.Registerer) {
-	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled, configRolledBack, version.NewBuildInfo("winproxy_build_info"))
+	reg.MustRegister(configNodes, rolloutInProgress, rolloutStalled, configRolledBack, heartbeatAge, version.NewBuildInfo("winproxy_build_info"))
 }
 
 // recordMetrics publishes a config's status.
@@ -48,6 +48,7 @@ func recordMetrics(name string, st *winproxyv1alpha1.WindowsProxyConfigStatus) {
 		"programmed":            st.Nodes.Programmed,
 		"degraded":              st.Nodes.Degraded,
 		"dual_stack_downgraded": st.Nodes.DualStackDowngraded,
+		"unreachable":           st.Nodes.Unreachable,
 	} {
 		configNodes.WithLabelValues(name, state).Set(float64(v))
 	}

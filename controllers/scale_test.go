@@ -89,7 +89,7 @@ func BenchmarkFleet(b *testing.B) {
 	const window = 15 * time.Second
 	writesBefore, reconcilesBefore := c.writes.total(), reconciles(b)
 	end := time.Now().Add(window)
-	heartbeat(b, nodes)
+	kubeletHeartbeat(b, nodes)
 	time.Sleep(time.Until(end))
 	writes, recs := c.writes.total()-writesBefore, reconciles(b)-reconcilesBefore
 	b.ReportMetric(float64(writes)*float64(time.Minute)/float64(window), "writes/quiet-min")
@@ -165,8 +165,8 @@ func waitProgrammed(tb testing.TB, name string, n int) {
 	})
 }
 
-// heartbeat updates every node's Ready condition heartbeat, as kubelets do periodically.
-func heartbeat(tb testing.TB, n int) {
+// kubeletHeartbeat updates every node's Ready condition heartbeat, as kubelets do periodically.
+func kubeletHeartbeat(tb testing.TB, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	for i := range n {

@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodesummary"
 	"github.com/winproxy/winproxy/internal/testbuild"
 	"github.com/winproxy/winproxy/internal/testenv"
 )
@@ -141,12 +142,13 @@ type controller struct {
 	done   chan error
 }
 
-func startController(t testing.TB) *controller {
+// startController starts the config reconciler, and whatever else setup adds to its manager.
+func startController(t testing.TB, setup ...func(ctrl.Manager) error) *controller {
 	t.Helper()
 	c := &controller{clock: &offsetClock{}, writes: &writeCounter{counts: map[string]int{}}, done: make(chan error, 1)}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
-		Cache:      CacheOptions(),
+		Cache:      CacheOptions(heartbeatNamespace),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		NewClient:  c.writes.newClientFunc(),
@@ -159,6 +161,11 @@ func startController(t testing.TB) *controller {
 	r := NewWindowsProxyConfigReconciler(mgr.GetClient(), mgr.GetEventRecorder("winproxy-controller"), WithClock(c.clock))
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
+	}
+	for _, add := range setup {
+		if err := add(mgr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	go func() { c.done <- mgr.Start(ctx) }()
 	t.Cleanup(c.stop)
@@ -366,6 +373,9 @@ func (a *agents) answer(ctx context.Context, w *winproxyv1alpha1.WindowsProxyNod
 		c.ObservedGeneration = w.Generation
 		meta.SetStatusCondition(&w.Status.Conditions, c)
 	}
+	// As the real agent ends every report (agent/nodestatus): the generation and the summary.
+	w.Status.ObservedGeneration = w.Generation
+	nodesummary.Set(&w.Status, w, time.Now())
 	if !statusEqual(before, w) {
 		_ = env.Client.Status().Patch(ctx, w, client.MergeFrom(before))
 	}

@@ -352,6 +352,9 @@ func (r *WindowsProxyConfigReconciler) rolloutNodes(s *scope) []rollout.Node {
 			if rn.Degraded {
 				rn.DegradedSince = meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded).LastTransitionTime.Time
 			}
+			if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionAgentAlive); c != nil && c.Status == metav1.ConditionFalse {
+				rn.Silent, rn.SilentSince = true, c.LastTransitionTime.Time
+			}
 			// The progress deadline ends once the agent programmed the hash (it says so in
 			// status.programmedHash): a later lapse is not a stalled rollout.
 			rn.ProgrammedOnce = w.Status.ProgrammedHash == w.Spec.Hash
@@ -516,5 +519,8 @@ func (r *WindowsProxyConfigReconciler) view(s *scope, name string) configstatus.
 		v.Degraded, v.DegradedReason, v.DegradedMessage = true, c.Reason, c.Message
 	}
 	v.Downgraded = meta.IsStatusConditionTrue(w.Status.Conditions, winproxyv1alpha1.ConditionDualStackDowngraded)
+	if c := meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionAgentAlive); c != nil && c.Status == metav1.ConditionFalse {
+		v.Silent, v.SilentReason, v.SilentMessage = true, c.Reason, c.Message
+	}
 	return v
 }

@@ -17,10 +17,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -67,6 +68,10 @@ type Options struct {
 	HealthzBindAddress string
 	// HNSCallTimeout bounds every HNS call; 0 means no bound.
 	HNSCallTimeout time.Duration
+	// HeartbeatNamespace holds the node's heartbeat Lease, renewed every HeartbeatInterval while
+	// the sync loop is healthy (v1alpha1.DefaultHeartbeatIntervalSeconds when 0).
+	HeartbeatNamespace string
+	HeartbeatInterval  time.Duration
 	// Clock is the time source (tests use a fake one); nil means the real clock.
 	Clock clock.Clock
 	// Debug are kube-proxy's debug endpoints on the metrics address (debug.go).
@@ -75,9 +80,11 @@ type Options struct {
 
 // agent is one node's agent.
 type agent struct {
-	opts    Options
-	log     logr.Logger
-	client  client.Client
+	opts   Options
+	log    logr.Logger
+	client client.Client
+	// reader reads past the cache, for a status write that met a newer object.
+	reader  client.Reader
 	events  recorder.EventRecorder
 	metrics *Metrics
 	applier *apply.Applier
@@ -93,9 +100,13 @@ type agent struct {
 
 	// ready turns true after the first successful sync; the readiness probe reads it.
 	ready atomic.Bool
+	// started turns true when the sync loop starts, once the caches are synced.
+	started atomic.Bool
 
 	health  *healthServers
 	changes *changeTracker
+	// statusMu serialises status writes: the sync loop and the heartbeat both write.
+	statusMu sync.Mutex
 	// families are the IP families the last programming sync proxied; informer handlers read it.
 	families atomic.Pointer[[]v1alpha1.IPFamily]
 
@@ -137,6 +148,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddHealthzCheck("sync-loop", a.liveness); err != nil {
 		return err
 	}
+	// The heartbeat starts with the process, not after the caches sync: a slow start is progress.
+	if err := mgr.Add(manager.RunnableFunc(a.heartbeat(mgr.GetClient()).run)); err != nil {
+		return err
+	}
 	if err := mgr.AddReadyzCheck("first-sync", a.readyCheck); err != nil {
 		return err
 	}
@@ -149,6 +164,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		a.log.Info("Caches synced, starting to sync HNS")
 		defer a.health.close()
+		a.started.Store(true)
 		a.runner.Run(ctx, a.sync)
 		return nil
 	})); err != nil {
@@ -171,6 +187,9 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.HealthAddr,
+		// The agent reads only its own Lease, and only when a write of it failed: no informer
+		// (nor the RBAC to list every Lease) for that.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&coordinationv1.Lease{}}}},
 		Cache: cache.Options{
 			// Every Service and EndpointSlice of the cluster is cached; their managed fields are
 			// never read and are often the bigger half of the object.
@@ -199,6 +218,7 @@ func newAgent(mgr manager.Manager, opts Options, hzHost string, hzPort int, hzDi
 		opts:    opts,
 		log:     ctrl.Log.WithName("agent").WithValues("node", opts.NodeName),
 		client:  mgr.GetClient(),
+		reader:  mgr.GetAPIReader(),
 		events:  mgr.GetEventRecorder("winproxy-agent"),
 		metrics: NewMetrics(crmetrics.Registry),
 		engine:  engine.NewIncremental(),
@@ -249,8 +269,9 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 			func(c *engine.Incremental, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
 		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
 		{&corev1.Node{}, nil, nil, nodeChanged},
-		// The agent's own status writes need no sync: only a new spec does.
-		{&v1alpha1.WindowsProxyNode{}, nil, nil, generationChanged},
+		// The agent's own status writes need no sync: only a new spec does, or the controller
+		// saying the agent was silent (its report is then rewritten at once).
+		{&v1alpha1.WindowsProxyNode{}, nil, nil, specOrAliveChanged},
 	}
 	for _, h := range handlers {
 		inf, err := c.GetInformer(ctx, h.obj)
@@ -294,11 +315,17 @@ func nodeChanged(old, new any) bool {
 	return nodeinfo.AgentInputsChanged(o, n)
 }
 
-// generationChanged passes spec changes of the WindowsProxyNode, not the agent's status writes.
-func generationChanged(old, new any) bool {
-	o, ok1 := old.(client.Object)
-	n, ok2 := new.(client.Object)
-	return !ok1 || !ok2 || o.GetGeneration() != n.GetGeneration()
+// specOrAliveChanged passes spec changes of the WindowsProxyNode and the controller's changes of
+// AgentAlive, not the agent's own status writes.
+func specOrAliveChanged(old, new any) bool {
+	o, ok1 := old.(*v1alpha1.WindowsProxyNode)
+	n, ok2 := new.(*v1alpha1.WindowsProxyNode)
+	if !ok1 || !ok2 || o.Generation != n.Generation {
+		return true
+	}
+	oa := meta.FindStatusCondition(o.Status.Conditions, v1alpha1.ConditionAgentAlive)
+	na := meta.FindStatusCondition(n.Status.Conditions, v1alpha1.ConditionAgentAlive)
+	return (oa == nil) != (na == nil) || oa != nil && (oa.Status != na.Status || oa.Reason != na.Reason)
 }
 
 // changed queues an object's change for the engine cache and triggers a sync. The proxy health
@@ -574,17 +601,10 @@ func (a *agent) unselected(ctx context.Context) {
 
 // report writes the status when it changed and records events for what an admin must know.
 func (a *agent) report(ctx context.Context, wpn *v1alpha1.WindowsProxyNode, r syncReport) error {
-	st := buildStatus(wpn.Status, wpn, r)
 	a.emitEvents(wpn, r)
-	if equality.Semantic.DeepEqual(st, wpn.Status) {
-		return nil
-	}
-	before := wpn.DeepCopy()
-	wpn.Status = st
-	if err := a.client.Status().Patch(ctx, wpn, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("writing the WindowsProxyNode status: %w", err)
-	}
-	return nil
+	return a.writeStatus(ctx, wpn, func(w *v1alpha1.WindowsProxyNode) v1alpha1.WindowsProxyNodeStatus {
+		return buildStatus(w.Status, w, r)
+	})
 }
 
 // hostMAC resolves the host MAC for the node's primary IP: the resolved config's first node IP, or

@@ -24,17 +24,33 @@ func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
 	}
 }
 
-func TestGenerationChangedIgnoresStatusWrites(t *testing.T) {
+func TestSpecOrAliveChangedIgnoresStatusWrites(t *testing.T) {
 	old := &v1alpha1.WindowsProxyNode{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 	status := old.DeepCopy()
 	status.Status.ObservedHash = "h"
-	if generationChanged(old, status) {
+	if specOrAliveChanged(old, status) {
 		t.Error("the agent's own status write triggered a sync")
 	}
 	spec := old.DeepCopy()
 	spec.Generation = 3
-	if !generationChanged(old, spec) {
+	if !specOrAliveChanged(old, spec) {
 		t.Error("a new spec did not trigger a sync")
+	}
+	// The controller saying the agent was silent, and then that it is back: the agent rewrites
+	// its report at once, not at the next periodic sync.
+	lost := old.DeepCopy()
+	lost.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAgentAlive, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonHeartbeatLost}}
+	back := old.DeepCopy()
+	back.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionAgentAlive, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonHeartbeatRenewed}}
+	for _, c := range []struct{ from, to *v1alpha1.WindowsProxyNode }{{old, lost}, {lost, back}, {old, back}} {
+		if !specOrAliveChanged(c.from, c.to) {
+			t.Errorf("AgentAlive %v -> %v did not trigger a sync", c.from.Status.Conditions, c.to.Status.Conditions)
+		}
+	}
+	again := back.DeepCopy()
+	again.Status.ObservedHash = "h2"
+	if specOrAliveChanged(back, again) {
+		t.Error("a status write that left AgentAlive alone triggered a sync")
 	}
 }
 

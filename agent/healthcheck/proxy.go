@@ -51,6 +51,13 @@ func (h *ProxyHealth) SetTimeout(d time.Duration) {
 	h.mu.Unlock()
 }
 
+// Timeout is how long a queued change or the last sync may be old.
+func (h *ProxyHealth) Timeout() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.timeout
+}
+
 // QueuedUpdate records that a change is waiting for a sync; only the oldest waiting one counts.
 func (h *ProxyHealth) QueuedUpdate() {
 	h.mu.Lock()
@@ -101,6 +108,20 @@ func (h *ProxyHealth) Health() Report {
 		}
 	}
 	return r
+}
+
+// Behind reports whether the proxy is behind, the state in which /livez fails, and since when:
+// the oldest change still waiting for a sync or, when none waits, the last completed sync.
+func (h *ProxyHealth) Behind() (since time.Time, behind bool) {
+	if h.Health().Healthy {
+		return time.Time{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.oldestQueued.IsZero() && h.clock.Since(h.oldestQueued) >= h.timeout {
+		return h.oldestQueued, true
+	}
+	return h.lastUpdated, true
 }
 
 // NodeEligible is false while this node is unknown, being deleted, or about to be removed by the

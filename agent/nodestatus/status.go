@@ -20,6 +20,7 @@ import (
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/nodesummary"
 	"github.com/winproxy/winproxy/internal/version"
 )
 
@@ -88,6 +89,15 @@ func Build(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode,
 		st.ProgrammedHash = wpn.Spec.Hash
 	}
 	setOwnership(c, s.Result.Ledger)
+	return summarised(prev, st, wpn, s)
+}
+
+// summarised ends every status the agent writes: the generation it describes, the kstatus summary
+// of its conditions (which the controller computes the same way when it writes AgentAlive), and
+// the sync time.
+func summarised(prev, st v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) v1alpha1.WindowsProxyNodeStatus {
+	st.ObservedGeneration = wpn.Generation
+	nodesummary.Set(&st, wpn, s.Finished)
 	return withSyncTime(prev, st, s)
 }
 
@@ -104,7 +114,7 @@ func hnsFailedStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.Windows
 	c.set(v1alpha1.ConditionProgrammed, false, reason, msg)
 	c.set(v1alpha1.ConditionDegraded, true, reason, msg)
 	setHealth(&st, c, s)
-	return withSyncTime(prev, st, s)
+	return summarised(prev, st, wpn, s)
 }
 
 // nodeConditions sets the conditions of a WindowsProxyNode's status, observed at its generation
@@ -314,4 +324,22 @@ func capabilityNames(c hns.Capabilities) []string {
 		}
 	}
 	return out
+}
+
+// Behind is prev once the node fell behind: a change has waited for a sync since since, longer
+// than timeout (kube-proxy's health timeout, when its /healthz fails), or no sync completed since
+// then. Programmed turns False (ProgrammingBehind) and the summary InProgress, so the status says
+// so while a long sync is still running, without a write per sync. A node not Programmed already
+// says why, and is left as it is (ok is false). The sync that catches up writes Programmed again.
+func Behind(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, since time.Time, timeout time.Duration, now time.Time) (st v1alpha1.WindowsProxyNodeStatus, ok bool) {
+	if c := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionProgrammed); c == nil || c.Status != metav1.ConditionTrue {
+		return prev, false
+	}
+	st = *prev.DeepCopy()
+	c := nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: now}
+	c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonProgrammingBehind, fmt.Sprintf(
+		"HNS is behind the cluster: changes since %s are not programmed yet, longer than the health timeout of %v, when kube-proxy's /healthz fails; the sync under way programs them",
+		since.UTC().Format(time.RFC3339), timeout))
+	nodesummary.Set(&st, wpn, now)
+	return st, true
 }

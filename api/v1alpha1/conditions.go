@@ -12,30 +12,42 @@ package v1alpha1
 //   - a reason's comment reads "ReasonX (Type=Status, ...): what it means", naming each condition
 //     that carries it, or "ReasonX: what it means" for failingNodes.
 
-// Condition types of WindowsProxyConfig. Ready is the summary that `kubectl wait
-// --for=condition=Ready` reads; Reconciling and Stalled follow the kstatus conventions
-// (abnormal-true), so kstatus, Flux, Argo CD and `helm --wait` read a config as Current (Ready),
-// InProgress (Reconciling=True) or Failed (Stalled=True). At most one of Ready, Reconciling and
-// Stalled is True.
+// The kstatus summary both kinds carry. Ready is what `kubectl wait --for=condition=Ready`
+// reads; Reconciling and Stalled follow the kstatus conventions (abnormal-true), so kstatus, Flux,
+// Argo CD and `helm --wait` read a config or a node as Current (Ready), InProgress
+// (Reconciling=True) or Failed (Stalled=True). At most one of the three is True. On a
+// WindowsProxyNode they summarise the other conditions (internal/nodesummary): the agent writes
+// them with its report, the controller when the agent's heartbeat stops or returns.
+//
+// +docgen:conditions=WindowsProxyConfig,WindowsProxyNode
+const (
+	// ConditionReady is True when what is programmed is what was asked for. On a config: it
+	// manages what it selects and every node it manages runs the current generation and reports
+	// Programmed; also True when no Windows node matches the selector at all. False when some node
+	// is not programmed yet, or when every node the selector matches belongs to an older config
+	// (AllNodesClaimed): such a config manages nothing. On a node: its agent is alive and
+	// programmed the current spec; Unknown while the agent is silent.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while what is asked for is expected to happen without anyone's
+	// help: on a config, a rollout under way or paused, or nodes about to report Programmed; on a
+	// node, the agent has not acted on the current spec yet, is catching up with changes, or is
+	// waiting for its network (kstatus InProgress). False when Ready or Stalled.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when Ready cannot come without a change by a person (kstatus
+	// Failed). On a config: a node refused the config or failed, the rollout stalled or was rolled
+	// back, the spec or its selector cannot be used, or every selected node belongs to an older
+	// config. On a node: the agent refused the config or failed (Degraded), the network is missing
+	// or of the wrong type, or the agent's heartbeat stopped (AgentAlive=False).
+	ConditionStalled = "Stalled"
+)
+
+// Condition types of WindowsProxyConfig.
 //
 // +docgen:conditions=WindowsProxyConfig
 const (
 	// ConditionAccepted is True when the spec is valid and resolvable on at least one node it
 	// manages; False (e.g. InvalidFeatureGates) means nothing new is rolled out.
 	ConditionAccepted = "Accepted"
-	// ConditionReady is True when the config manages what it selects and every node it manages
-	// runs the current generation and reports Programmed; also True when no Windows node matches
-	// the selector at all. False when some node is not programmed yet, or when every node the
-	// selector matches belongs to an older config (AllNodesClaimed): such a config manages nothing.
-	ConditionReady = "Ready"
-	// ConditionReconciling is True while the controller waits for something it expects to
-	// happen without anyone's help: a rollout under way or paused, or nodes about to report
-	// Programmed (kstatus InProgress). False when the config is Ready or Stalled.
-	ConditionReconciling = "Reconciling"
-	// ConditionStalled is True when the config cannot become Ready without a change by a person:
-	// a node refused the config or failed, the rollout stalled or was rolled back, the spec or its
-	// selector cannot be used, or every selected node belongs to an older config (kstatus Failed).
-	ConditionStalled = "Stalled"
 	// ConditionProgressing is True while a rollout (or a rollback) is under way; False once it is
 	// complete, or with RolloutStalled when a node failed it.
 	ConditionProgressing = "Progressing"
@@ -64,6 +76,11 @@ const (
 	// kube-proxy would: the proxy health server (/healthz, /livez) and one service health server
 	// per healthCheckNodePort listen.
 	ConditionHealthCheckServing = "HealthCheckServing"
+	// ConditionAgentAlive is True while the node's agent renews its heartbeat (a Lease named after
+	// the node, in the agent's namespace) with a healthy sync loop. The controller writes it:
+	// False when the Lease is older than --node-grace-period, never appeared, or says the sync
+	// loop is stuck; Programmed and Ready are then Unknown, since nobody vouches for them.
+	ConditionAgentAlive = "AgentAlive"
 )
 
 // Condition types of WindowsProxyNode about the agent's own records on the node.
@@ -206,7 +223,7 @@ const (
 	ReasonFeatureGateDisabled = "FeatureGateDisabled"
 	// ReasonInvalidNodeVersion: the node's kubelet version cannot be parsed.
 	ReasonInvalidNodeVersion = "InvalidNodeVersion"
-	// ReasonSourceVIPUnavailable (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// ReasonSourceVIPUnavailable (Ready=False, Reconciling=False, Stalled=True, SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
 	// DualStackDowngraded=Unknown): the source VIP cannot be determined for the node (missing or
 	// invalid annotation, no pod CIDR, no address on the named HNS endpoint).
 	//
@@ -227,32 +244,32 @@ const (
 //
 // +docgen:reasons=WindowsProxyNode
 const (
-	// ReasonSynced (Programmed=True): every desired load balancer is in HNS.
+	// ReasonSynced (Ready=True, Reconciling=False, Programmed=True): every desired load balancer is in HNS.
 	ReasonSynced = "Synced"
-	// ReasonSyncFailed (Programmed=False, Degraded=True): some HNS calls failed; they are retried
+	// ReasonSyncFailed (Ready=False, Reconciling=False, Stalled=True, Programmed=False, Degraded=True): some HNS calls failed; they are retried
 	// with backoff.
 	ReasonSyncFailed = "SyncFailed"
-	// ReasonWaitingForNetwork (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the HNS network is missing or being recreated.
+	// ReasonWaitingForNetwork (Ready=False, Reconciling=True, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the HNS network is missing or being recreated.
 	ReasonWaitingForNetwork = "WaitingForNetwork"
-	// ReasonHNSNotRunning (Programmed=False, Degraded=True): HNS answers 0x6b5; programmed state is
+	// ReasonHNSNotRunning (Ready=False, Reconciling=False, Stalled=True, Programmed=False, Degraded=True): HNS answers 0x6b5; programmed state is
 	// left as is.
 	ReasonHNSNotRunning = "HNSNotRunning"
 	// ReasonNetworkFound (NetworkReady=True).
 	ReasonNetworkFound = "NetworkFound"
-	// ReasonNetworkNotFound (NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): no HNS network has the configured name;
+	// ReasonNetworkNotFound (Ready=False, Reconciling=False, Stalled=True, NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): no HNS network has the configured name;
 	// nothing is programmed and the agent keeps waiting.
 	ReasonNetworkNotFound = "NetworkNotFound"
-	// ReasonNetworkTypeMismatch (NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the network's type differs from
+	// ReasonNetworkTypeMismatch (Ready=False, Reconciling=False, Stalled=True, NetworkReady=False, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown, DualStackDowngraded=Unknown): the network's type differs from
 	// spec.network.type; nothing is programmed.
 	ReasonNetworkTypeMismatch = "NetworkTypeMismatch"
 	// ReasonSourceVIPFound (SourceVIPReady=True).
 	ReasonSourceVIPFound = "SourceVIPFound"
 	// ReasonNotRequired (SourceVIPReady=True): the network is not overlay.
 	ReasonNotRequired = "NotRequired"
-	// ReasonSourceVIPEndpointMissing (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// ReasonSourceVIPEndpointMissing (Ready=False, Reconciling=False, Stalled=True, SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
 	// DualStackDowngraded=Unknown): the named endpoint does not exist yet.
 	ReasonSourceVIPEndpointMissing = "SourceVIPEndpointMissing"
-	// ReasonSourceVIPConflict (SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
+	// ReasonSourceVIPConflict (Ready=False, Reconciling=False, Stalled=True, SourceVIPReady=False, Programmed=False, DSRActive=Unknown,
 	// DualStackDowngraded=Unknown): a pod's HNS endpoint already holds the address (strategy
 	// Create: any endpoint the agent did not create; Static: one without the host's MAC, which
 	// kube-proxy's source-VIP endpoint has), also a pod the API has no object for; the agent
@@ -266,15 +283,15 @@ const (
 	ReasonDSRUnsupported = "DSRUnsupported"
 	// ReasonOverlayNetwork (DualStackDowngraded=True): overlay networks support IPv4 only.
 	ReasonOverlayNetwork = "OverlayNetwork"
-	// ReasonHNSUnsupported (DualStackDowngraded=True, Programmed=False, SourceVIPReady=Unknown,
+	// ReasonHNSUnsupported (Ready=False, Reconciling=False, Stalled=True, DualStackDowngraded=True, Programmed=False, SourceVIPReady=Unknown,
 	// DSRActive=Unknown): HNS lacks what is needed: dual-stack (older than 11.10: only one
 	// family is proxied), or HNS API v2 (older than 9.2: nothing is programmed).
 	ReasonHNSUnsupported = "HNSUnsupported"
-	// ReasonNodeIPUnknown (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
+	// ReasonNodeIPUnknown (Ready=False, Reconciling=False, Stalled=True, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
 	// DualStackDowngraded=Unknown): overlay needs the node's IP (the provider address of its
 	// endpoints) and neither the resolved config nor the Node has one; nothing is programmed.
 	ReasonNodeIPUnknown = "NodeIPUnknown"
-	// ReasonHostMACUnknown (Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
+	// ReasonHostMACUnknown (Ready=False, Reconciling=False, Stalled=True, Programmed=False, SourceVIPReady=Unknown, DSRActive=Unknown,
 	// DualStackDowngraded=Unknown): overlay needs the MAC of the host interface holding the node
 	// IP and no interface holds it; nothing is programmed.
 	ReasonHostMACUnknown = "HostMACUnknown"
@@ -293,6 +310,45 @@ const (
 	// ReasonHealthCheckDisabled (HealthCheckServing=False): --healthz-bind-address is empty, so no
 	// health server runs; cloud load balancers see this node as unhealthy.
 	ReasonHealthCheckDisabled = "HealthCheckDisabled"
+)
+
+// Reasons of a WindowsProxyNode's heartbeat and of its summary (Ready, Reconciling, Stalled).
+// The summary's reason is the reason of the condition that decided it (e.g. Ready=True with
+// Synced, Stalled=True with NetworkNotFound); these are the reasons only the heartbeat and the
+// summary have.
+//
+// +docgen:reasons=WindowsProxyNode
+const (
+	// ReasonHeartbeatRenewed (AgentAlive=True): the agent renews its heartbeat Lease with a
+	// healthy sync loop.
+	ReasonHeartbeatRenewed = "HeartbeatRenewed"
+	// ReasonHeartbeatLost (AgentAlive=False, Programmed=Unknown, Ready=Unknown, Ready=False,
+	// Reconciling=False, Reconciling=True, Stalled=True): the agent's heartbeat Lease was not
+	// renewed within --node-grace-period, or never appeared that long after the WindowsProxyNode
+	// was created: the agent is stopped, crash-looping or cannot reach the API server, and the
+	// node's HNS is not updated meanwhile. Once the heartbeat is back, Ready=False and
+	// Reconciling=True keep this reason until the agent reports again. In status.failingNodes,
+	// the node lost its heartbeat.
+	//
+	// +docgen:reasons=failingNodes,WindowsProxyNode
+	ReasonHeartbeatLost = "HeartbeatLost"
+	// ReasonSyncLoopStuck (AgentAlive=False, Programmed=Unknown, Ready=Unknown, Ready=False,
+	// Reconciling=False, Reconciling=True, Stalled=True): the agent reported in its Lease that its
+	// sync loop stopped making progress (HNS calls time out and no sync completes, the test of the
+	// agent's /healthz) and stopped renewing it; as for HeartbeatLost, Ready=False and
+	// Reconciling=True follow once it renews again, until it reports. In status.failingNodes, the
+	// node's agent is stuck.
+	//
+	// +docgen:reasons=failingNodes,WindowsProxyNode
+	ReasonSyncLoopStuck = "SyncLoopStuck"
+	// ReasonProgrammingBehind (Programmed=False, Ready=False, Reconciling=True): a change has
+	// waited for a sync longer than the health timeout (two sync periods), the point where
+	// kube-proxy's /healthz fails: HNS is behind the cluster, typically during a long first sync
+	// after a reboot.
+	ReasonProgrammingBehind = "ProgrammingBehind"
+	// ReasonSpecNotObserved (Ready=False, Reconciling=True): the agent has not reported on the
+	// current spec (hash and generation) yet.
+	ReasonSpecNotObserved = "SpecNotObserved"
 )
 
 // Problems the agent finds while it programs everything else, about one Service or about the

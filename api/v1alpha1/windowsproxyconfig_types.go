@@ -365,6 +365,12 @@ type NodeCounts struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	DualStackDowngraded int32 `json:"dualStackDowngraded"`
+	// unreachable is the number of nodes whose agent stopped renewing its heartbeat (their
+	// WindowsProxyNode has AgentAlive=False); they also count as degraded.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	Unreachable int32 `json:"unreachable"`
 }
 
 // NodeProblem names one failing node.
@@ -489,6 +495,7 @@ type RollbackStatus struct {
 // +kubebuilder:printcolumn:name="Downgraded",type=integer,JSONPath=".status.nodes.dualStackDowngraded"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Unreachable",type=integer,JSONPath=".status.nodes.unreachable",priority=1
 // +kubebuilder:printcolumn:name="Source-VIP",type=string,JSONPath=".spec.overlay.sourceVIP.strategy",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type=='Ready')].message",priority=1
 type WindowsProxyConfig struct {

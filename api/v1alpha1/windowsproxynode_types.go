@@ -227,13 +227,23 @@ type LoadBalancerCounts struct {
 // WindowsProxyNodeStatus is written by the node's agent only.
 type WindowsProxyNodeStatus struct {
 	// conditions are Programmed, NetworkReady, SourceVIPReady, DSRActive, DualStackDowngraded,
-	// HealthCheckServing and Degraded. A condition about what is in effect is Unknown while
-	// nothing is programmed (e.g. the network is missing).
+	// HealthCheckServing and Degraded, written by the agent; AgentAlive, written by the
+	// controller from the agent's heartbeat; and the kstatus summary of them all, Ready,
+	// Reconciling and Stalled. A condition about what is in effect is Unknown while nothing is
+	// programmed (e.g. the network is missing) or while the agent is silent.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation of the spec the conditions describe. It defaults to
+	// 0, so a WindowsProxyNode its agent has not reported on yet reads as in progress, not as
+	// current, to kstatus.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=0
+	ObservedGeneration int64 `json:"observedGeneration"`
 
 	// observedHash is the spec.hash the agent last acted on.
 	// +optional
@@ -329,10 +339,13 @@ type WindowsProxyNodeStatus struct {
 // +kubebuilder:printcolumn:name="LBs",type=integer,JSONPath=".status.loadBalancers.programmed"
 // +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=".status.conditions[?(@.type=='Programmed')].status"
 // +kubebuilder:printcolumn:name="Downgraded",type=string,JSONPath=".status.conditions[?(@.type=='DualStackDowngraded')].status"
+// +kubebuilder:printcolumn:name="Alive",type=string,JSONPath=".status.conditions[?(@.type=='AgentAlive')].status"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="HNS",type=string,JSONPath=".status.hns.version",priority=1
 // +kubebuilder:printcolumn:name="Families",type=string,JSONPath=".status.ipFamiliesText",priority=1
-// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type=='Programmed')].message",priority=1
+// +kubebuilder:printcolumn:name="Heartbeat",type=string,JSONPath=".status.conditions[?(@.type=='AgentAlive')].message",priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type=='Ready')].message",priority=1
 type WindowsProxyNode struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata; the name is the node's name.
@@ -343,8 +356,10 @@ type WindowsProxyNode struct {
 	// +required
 	Spec WindowsProxyNodeSpec `json:"spec"`
 
-	// status is what the agent programmed, written by the agent.
+	// status is what the agent programmed, written by the agent (AgentAlive by the controller).
+	// The default gives a new WindowsProxyNode status.observedGeneration 0 before anyone writes.
 	// +optional
+	// +kubebuilder:default={}
 	Status WindowsProxyNodeStatus `json:"status,omitzero"`
 }
 

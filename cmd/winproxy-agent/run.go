@@ -73,6 +73,8 @@ service.kubernetes.io/service-proxy-name).`,
 	fs.StringVar(&opts.HealthAddr, "health-probe-bind-address", "127.0.0.1:10266", "address of the agent's own /healthz (fails when the sync loop is stuck) and /readyz (ready after the first successful sync), for the kubelet; 0 disables it")
 	fs.StringVar(&opts.HealthzBindAddress, "healthz-bind-address", "0.0.0.0", "IP (or IP:port) of the proxy health server (/healthz, /livez) that load balancers probe, as kube-proxy's flag; "+
 		"without a port it listens on the config's spec.healthCheck.port ("+strconv.Itoa(v1alpha1.DefaultHealthCheckPort)+"), which health-check load balancers forward to; service health servers listen on the same IP; empty disables both")
+	fs.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", v1alpha1.DefaultHeartbeatIntervalSeconds*time.Second, "how often to renew this node's heartbeat Lease while the sync loop is healthy; the controller reports the node's agent lost when the Lease is older than its --node-grace-period")
+	fs.StringVar(&opts.HeartbeatNamespace, "heartbeat-namespace", cli.DefaultNamespace(), "namespace of the heartbeat Leases (default $POD_NAMESPACE, else the pod's namespace, else winproxy-system); the controller's --heartbeat-namespace must be the same")
 	fs.BoolVar(&opts.Debug.Profiling, "profiling", false, "serve Go's pprof under /debug/pprof/ and the log verbosity under /debug/flags/v on the metrics address, as kube-proxy's flag")
 	fs.DurationVar(&opts.HNSCallTimeout, "hns-call-timeout", time.Minute, "give up waiting for an HNS call after this long and report it (a call into a wedged HNS cannot be cancelled); 0 waits forever")
 	hf.register(fs)

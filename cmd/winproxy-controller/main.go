@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
@@ -33,7 +35,8 @@ func main() {
 }
 
 func run() error {
-	var metricsAddr, probeAddr, leaderNamespace string
+	var metricsAddr, probeAddr, leaderNamespace, heartbeatNamespace string
+	var gracePeriod time.Duration
 	var leaderElect, showVersion bool
 	var secure secureMetrics
 	var check selfTest
@@ -44,6 +47,8 @@ func run() error {
 	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz endpoints bind to.")
 	fs.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader through a Lease so that only one replica reconciles; on in the Helm chart.")
 	fs.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace when running in a cluster.")
+	fs.StringVar(&heartbeatNamespace, "heartbeat-namespace", cli.DefaultNamespace(), "Namespace of the agents' heartbeat Leases (default $POD_NAMESPACE, else the pod's namespace, else winproxy-system); the agents' --heartbeat-namespace must be the same.")
+	fs.DurationVar(&gracePeriod, "node-grace-period", winproxyv1alpha1.DefaultNodeGracePeriodSeconds*time.Second, "How long an agent's heartbeat Lease may go without renewal before its WindowsProxyNode reports AgentAlive=False and its config counts the node as failing (the node lifecycle controller's --node-monitor-grace-period).")
 	fs.BoolVar(&showVersion, "version", false, "Print the version, commit and Go version, and exit.")
 	logging := cli.AddLoggingFlags(fs)
 	// --kubeconfig, registered by controller-runtime's config package on the standard flag set.
@@ -79,7 +84,7 @@ func run() error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controllers.CacheOptions(),
+		Cache:                   controllers.CacheOptions(heartbeatNamespace),
 		Metrics:                 secure.options(metricsAddr),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
@@ -96,6 +101,12 @@ func run() error {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the WindowsProxyConfig controller: %w", err)
 	}
+	if gracePeriod <= 0 {
+		return fmt.Errorf("--node-grace-period must be positive, not %v", gracePeriod)
+	}
+	if err := controllers.NewHeartbeatReconciler(mgr.GetClient(), heartbeatNamespace, gracePeriod, clock.RealClock{}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the heartbeat controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -108,6 +119,6 @@ func run() error {
 	}); err != nil {
 		return err
 	}
-	log.Info("Starting winproxy-controller", "leaderElection", leaderElect, "metrics", metricsAddr, "probes", probeAddr)
+	log.Info("Starting winproxy-controller", "leaderElection", leaderElect, "metrics", metricsAddr, "probes", probeAddr, "heartbeatNamespace", heartbeatNamespace, "nodeGracePeriod", gracePeriod)
 	return mgr.Start(ctx)
 }

@@ -48,6 +48,10 @@ type Node struct {
 	// WaitingReason is the reason of the agent's Programmed=False for Current, e.g.
 	// NetworkNotFound: why the node is not ready.
 	WaitingReason string
+	// Silent is set when the node's agent stopped its heartbeat (AgentAlive=False), with the
+	// condition's reason and message.
+	Silent                      bool
+	SilentReason, SilentMessage string
 }
 
 func (n *Node) updated() bool { return n.Desired != "" && n.Current == n.Desired }
@@ -137,6 +141,9 @@ func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *Inputs
 			if n.Programmed {
 				st.Nodes.Programmed++
 			}
+		}
+		if n.Silent {
+			st.Nodes.Unreachable++
 		}
 		if n.Downgraded {
 			st.Nodes.DualStackDowngraded++
@@ -399,22 +406,26 @@ func FailingNodes(in *Inputs) []winproxyv1alpha1.NodeProblem {
 
 const noNodesMessage = "No Windows node matches spec.nodeSelector (a node must also carry kubernetes.io/os=windows)"
 
-// problem says why n fails, if it does: a resolution error first, then the agent's Degraded
-// report, then a missed progress deadline.
+// problem says why n fails, if it does: a resolution error first, then a silent agent, then the
+// agent's Degraded report, then a missed progress deadline.
 func problem(n *Node, stalls map[string]rollout.Stall, deadlineSeconds int32) (winproxyv1alpha1.NodeProblem, bool) {
 	switch s, stalled := stalls[n.Name]; {
 	case n.Err != nil:
 		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.Err.Reason, Message: Truncate(n.Err.Message, MaxProblemMessage)}, true
-	case n.Degraded, stalled && s.DeadlineExceeded:
+	case n.Silent, n.Degraded, stalled && s.DeadlineExceeded:
 		return FailureProblem(n, deadlineSeconds), true
 	}
 	return winproxyv1alpha1.NodeProblem{}, false
 }
 
-// FailureProblem says why n failed the config it runs: the agent's Degraded report, or else a
-// missed progress deadline. The controller records it in status.rollback for each node whose
-// failure starts a rollback, in the words status.failingNodes uses.
+// FailureProblem says why n failed the config it runs: its agent went silent, the agent's
+// Degraded report, or else a missed progress deadline. The controller records it in
+// status.rollback for each node whose failure starts a rollback, in the words
+// status.failingNodes uses.
 func FailureProblem(n *Node, deadlineSeconds int32) winproxyv1alpha1.NodeProblem {
+	if n.Silent {
+		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.SilentReason, Message: Truncate(n.SilentMessage, MaxProblemMessage)}
+	}
 	if !n.Degraded {
 		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
 			Message: fmt.Sprintf("the node did not report Programmed within %ds of receiving config %s; check its winproxy-agent", deadlineSeconds, n.Current)}

@@ -152,6 +152,22 @@ func TestComputeStatus(t *testing.T) {
 			wantMsg:     map[string]string{winproxyv1alpha1.ConditionDegraded: "1 of 1 nodes have a problem: a (NodeDegraded)"},
 		},
 		{
+			name: "an agent lost its heartbeat after programming",
+			in: Inputs{
+				Nodes: []Node{{Name: "a", Desired: "h1", Current: "h1", WaitingReason: "HeartbeatLost", Silent: true, SilentReason: "HeartbeatLost", SilentMessage: "no heartbeat since 2026-12-02T10:00:00Z"},
+					{Name: "b", Desired: "h1", Current: "h1", Programmed: true}},
+			},
+			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Updated: 2, Programmed: 1, Degraded: 1, Unreachable: 1},
+			wantConds: kstatus(conds("True/Valid", "False/NodesNotProgrammed", "False/RolloutCompleteWithFailures", "True/NodesDegraded", "False/AsExpected", "False/AsExpected"),
+				"False/NodesFailing", "True/NodesFailing"),
+			wantKstatus: kstatusv1.FailedStatus,
+			wantFailing: []winproxyv1alpha1.NodeProblem{{Name: "a", Reason: winproxyv1alpha1.ReasonHeartbeatLost, Message: "no heartbeat since 2026-12-02T10:00:00Z"}},
+			wantMsg: map[string]string{
+				winproxyv1alpha1.ConditionReady:    "1 of 2 nodes programmed the current config; waiting for a (HeartbeatLost)",
+				winproxyv1alpha1.ConditionDegraded: "1 of 2 nodes have a problem: a (HeartbeatLost)",
+			},
+		},
+		{
 			name:      "gates invalid on every node: not accepted",
 			in:        Inputs{Nodes: []Node{{Name: "a", Err: gateErr, SpecErr: gateErr, Current: "h0"}, {Name: "b", Err: gateErr, SpecErr: gateErr}}},
 			wantNodes: winproxyv1alpha1.NodeCounts{Selected: 2, Degraded: 2},

@@ -15,8 +15,8 @@
 // A stall waits for the node; a failure (Failures) is what an automatic rollback acts on, and a
 // rollback is not undone, so a failure needs the progress deadline to pass: a node that did not
 // program its new config within the deadline, or programmed it and then reported Degraded for it
-// for a whole deadline. A rollback is a rollout whose desired hashes are those of the last good
-// config: Compute paces it the same way.
+// or went silent (its agent's heartbeat stopped) for a whole deadline. A rollback is a rollout
+// whose desired hashes are those of the last good config: Compute paces it the same way.
 package rollout
 
 import (
@@ -52,6 +52,10 @@ type Node struct {
 	Degraded bool
 	// DegradedSince is when the agent started reporting Degraded for Current, when it does.
 	DegradedSince time.Time
+	// Silent is true when the node's agent stopped its heartbeat (AgentAlive=False), since
+	// SilentSince: nothing programs the node's HNS, whatever its last report said.
+	Silent      bool
+	SilentSince time.Time
 	// UpdatedAt is when Current was written.
 	UpdatedAt time.Time
 }
@@ -184,7 +188,8 @@ func Compute(nodes []Node, o Options) Plan {
 
 // Failures lists, in name order, the nodes that failed their desired config: those that did not
 // program it within the progress deadline of receiving it (Degraded, waiting or silent alike),
-// and those that programmed it and then reported Degraded for it for a whole progress deadline.
+// and those that programmed it and then reported Degraded for it, or whose agent's heartbeat
+// stopped, for a whole progress deadline.
 // It also returns how long until the next node fails if nothing changes, zero when none will.
 // Only nodes that run their desired config, as this config wrote it, can fail it. Callers ask only
 // while a rollout is under way: once every node programmed a config, it is the last good one and
@@ -201,8 +206,11 @@ func Failures(nodes []Node, o Options) ([]Failure, time.Duration) {
 		switch {
 		case !n.ProgrammedOnce:
 			f, since = Failure{Node: n.Name}, n.UpdatedAt
-		case n.Degraded:
+		case n.Degraded, n.Silent:
 			f, since = Failure{Node: n.Name, AfterProgramming: true}, n.DegradedSince
+			if n.Silent && (!n.Degraded || n.SilentSince.Before(since)) {
+				since = n.SilentSince
+			}
 			if since.Before(n.UpdatedAt) {
 				since = n.UpdatedAt
 			}

@@ -259,6 +259,16 @@ func TestFailures(t *testing.T) {
 			nodes: []Node{lapsed("a", false)},
 		},
 		{
+			name: "an agent silent after programming fails a deadline after it went silent, or after the config came",
+			nodes: []Node{
+				{Name: "a", Desired: "new", Current: "new", ProgrammedOnce: true, Silent: true, SilentSince: now.Add(-6 * time.Minute), UpdatedAt: now.Add(-10 * time.Minute)},
+				{Name: "b", Desired: "new", Current: "new", ProgrammedOnce: true, Silent: true, SilentSince: now.Add(-time.Minute), UpdatedAt: now.Add(-10 * time.Minute)},
+				{Name: "c", Desired: "new", Current: "new", ProgrammedOnce: true, Silent: true, SilentSince: now.Add(-time.Hour), UpdatedAt: now.Add(-2 * time.Minute)},
+			},
+			want:     []Failure{{Node: "a", AfterProgramming: true}},
+			wantNext: 3 * time.Minute,
+		},
+		{
 			name: "nodes on another config, another config's nodes, edited specs and unresolved nodes cannot fail",
 			nodes: []Node{
 				{Name: "a", Desired: "new", Current: "old", Degraded: true, UpdatedAt: now.Add(-time.Hour)},

@@ -104,9 +104,13 @@ func describe(c prometheus.Collector) (metric, error) {
 	return metric{name: name, kind: kind, help: help, labels: labels}, nil
 }
 
-// kindOf is the Prometheus type of c: the concrete type of a vector, or else what the one metric c
-// collects writes.
+// kindOf is the Prometheus type of c: what it says it is, the concrete type of a vector, or else
+// what the one metric c collects writes.
 func kindOf(c prometheus.Collector) (string, error) {
+	// A collector that computes its samples when scraped may have none yet: it says its type.
+	if t, ok := c.(interface{ MetricType() string }); ok {
+		return t.MetricType(), nil
+	}
 	switch c.(type) {
 	case *prometheus.GaugeVec:
 		return "gauge", nil

@@ -56,6 +56,10 @@ func (n Node) LoopbackIP(subnet byte) string {
 	return fmt.Sprintf("127.0.%d.%d", subnet, ip[3])
 }
 
+// SystemNamespace is the namespace winproxy is installed in on the simulated cluster, where the
+// agents keep their heartbeat Leases (CreateNodes creates it, as installing winproxy would).
+const SystemNamespace = "winproxy-system"
+
 // CNILabel marks the nodes that run Calico, which the sample config selects.
 const CNILabel = "winproxy.io/cni"
 
@@ -105,8 +109,11 @@ func Find(name string) (Node, bool) {
 }
 
 // CreateNodes creates the nodes with their status (addresses, kubelet version, Ready), as kubelets
-// would. Existing nodes are left as they are.
+// would, and SystemNamespace. Existing nodes are left as they are.
 func CreateNodes(ctx context.Context, c client.Client, nodes []Node) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", SystemNamespace, err)
+	}
 	for _, n := range nodes {
 		obj := n.Object()
 		if err := c.Create(ctx, obj); err != nil {

@@ -49,12 +49,14 @@ type Process struct {
 }
 
 // StartController starts winproxy-controller against the cluster of kubeconfig, without metrics
-// and probe endpoints unless args (appended last, so they win) ask for them.
+// and probe endpoints unless args (appended last, so they win) ask for them. It reads the agents'
+// heartbeats in SystemNamespace.
 func StartController(binDir, kubeconfig, logDir string, args ...string) (*Process, error) {
 	p := &Process{
 		Name: "winproxy-controller",
 		bin:  filepath.Join(binDir, "winproxy-controller"),
-		args: append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, args...),
+		args: append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+			"--heartbeat-namespace", SystemNamespace}, args...),
 		Log:  filepath.Join(logDir, "winproxy-controller.log"),
 	}
 	return p, p.Start()
@@ -86,6 +88,7 @@ func StartAgent(binDir, logDir, hostFile string, n Node, o AgentOptions) (*Proce
 		"--hns=sim", "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
 		"--healthz-bind-address", o.HealthIP,
+		"--heartbeat-namespace", SystemNamespace,
 	}
 	if o.Kubeconfig != "" {
 		args = append(args, "--kubeconfig", o.Kubeconfig)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,4 +150,86 @@ func checkOwnNodeOnly(t *testing.T, f agentFixture, prefix string) {
 func TestPolicyAgentWritesOnlyItsOwnNode(t *testing.T) {
 	installChart(t)
 	checkOwnNodeOnly(t, agentFixture{e: env, namespace: releaseNamespace, sa: agentSA}, "policy-helm")
+}
+
+// checkOwnLeaseOnly: an agent's token can create and renew its own node's heartbeat Lease and
+// nothing else: another node's Lease is refused for every write verb (create, update, patch by the
+// policy, delete by RBAC), and so is deleting its own.
+func checkOwnLeaseOnly(t *testing.T, f agentFixture, prefix string) {
+	ctx := context.Background()
+	nodeA, nodeB := prefix+"-a", prefix+"-b"
+	f.node(t, nodeA)
+	f.node(t, nodeB)
+	agentA, agentB := f.agentClient(t, nodeA), f.agentClient(t, nodeB)
+	lease := func(name string) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace, Name: name, Labels: map[string]string{v1alpha1.HeartbeatLabel: "true"}}}
+		l.Spec.HolderIdentity = ptr(name)
+		l.Spec.RenewTime = ptr(metav1.NowMicro())
+		return l
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{nodeA, nodeB} {
+			_ = f.e.Client.Delete(ctx, lease(n))
+		}
+	})
+
+	// The policy takes effect shortly after it is created: wait for the refusal, then check its words.
+	var err error
+	eventually(t, 30*time.Second, func() error {
+		if err = agentA.Create(ctx, lease(nodeB)); err == nil {
+			_ = f.e.Client.Delete(ctx, lease(nodeB))
+			return fmt.Errorf("the agent of %s created the heartbeat Lease of %s", nodeA, nodeB)
+		}
+		return nil
+	})
+	want := fmt.Sprintf("the winproxy agent on node %s may only write the heartbeat Lease %s, not %s", nodeA, nodeA, nodeB)
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("creating %s's Lease as %s's agent: %v\nwant a refusal saying %q", nodeB, nodeA, err, want)
+	}
+
+	// Each agent creates and renews its own.
+	for c, name := range map[client.Client]string{agentA: nodeA, agentB: nodeB} {
+		l := lease(name)
+		if err := c.Create(ctx, l); err != nil {
+			t.Fatalf("the agent of %s cannot create its own Lease: %v", name, err)
+		}
+		l.Spec.RenewTime = ptr(metav1.NowMicro())
+		if err := c.Update(ctx, l); err != nil {
+			t.Errorf("the agent of %s cannot renew its own Lease: %v", name, err)
+		}
+	}
+
+	// Every write verb on B's Lease, as A's agent.
+	theirs := &coordinationv1.Lease{}
+	if err := agentA.Get(ctx, client.ObjectKey{Namespace: f.namespace, Name: nodeB}, theirs); err != nil {
+		t.Fatalf("reading %s's Lease as %s's agent: %v", nodeB, nodeA, err)
+	}
+	before := theirs.Spec.RenewTime.Time
+	theirs.Spec.RenewTime = ptr(metav1.NewMicroTime(before.Add(time.Hour)))
+	for verb, write := range map[string]func() error{
+		"update": func() error { return agentA.Update(ctx, theirs.DeepCopy()) },
+		"patch": func() error {
+			return agentA.Patch(ctx, theirs.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"holderIdentity":"forged"}}`)))
+		},
+		"delete": func() error { return agentA.Delete(ctx, lease(nodeB)) },
+	} {
+		if err := write(); !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			t.Errorf("%s of %s's Lease as %s's agent: %v, want a refusal", verb, nodeB, nodeA, err)
+		}
+	}
+	if err := agentA.Delete(ctx, lease(nodeA)); !apierrors.IsForbidden(err) {
+		t.Errorf("the agent deleted its own Lease: %v, want Forbidden (it only creates and renews it)", err)
+	}
+	got := &coordinationv1.Lease{}
+	if err := f.e.Client.Get(ctx, client.ObjectKey{Namespace: f.namespace, Name: nodeB}, got); err != nil {
+		t.Fatal(err)
+	}
+	if *got.Spec.HolderIdentity != nodeB || got.Spec.RenewTime.Time.After(before.Add(time.Minute)) {
+		t.Errorf("%s's Lease changed under %s's agent: %+v", nodeB, nodeA, got.Spec)
+	}
+}
+
+func TestPolicyAgentRenewsOnlyItsOwnLease(t *testing.T) {
+	installChart(t)
+	checkOwnLeaseOnly(t, agentFixture{e: env, namespace: releaseNamespace, sa: agentSA}, "lease-helm")
 }

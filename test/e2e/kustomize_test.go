@@ -151,6 +151,9 @@ func TestKustomizeDeploy(t *testing.T) {
 	t.Run("policy", func(t *testing.T) {
 		checkOwnNodeOnly(t, agentFixture{e: e, namespace: "winproxy-system", sa: "winproxy-agent"}, "policy-kustomize")
 	})
+	t.Run("heartbeat Leases", func(t *testing.T) {
+		checkOwnLeaseOnly(t, agentFixture{e: e, namespace: "winproxy-system", sa: "winproxy-agent"}, "lease-kustomize")
+	})
 
 	// envtest has no namespace controller, so the namespace itself never finishes terminating: do not wait for it.
 	mustKubectlOn(t, e, "delete", "--ignore-not-found", "--wait=false", "-k", "config/default")

@@ -469,9 +469,10 @@ func serviceAccountSandbox(t *testing.T, dir string) string {
 }
 
 // hungHNS: an HNS whose calls never return (a wedged service) is reported within seconds, not
-// hidden: the sync fails with a timeout in the status, the proxy health server drains the node and
-// the agent's own liveness fails so the kubelet would restart it; when HNS answers again the node
-// is programmed as before, nothing lost.
+// hidden: the sync fails with a timeout in the status, the proxy health server drains the node, the
+// agent's own liveness fails so the kubelet would restart it, and the agent stops its heartbeat
+// saying its sync loop is stuck, so the node is reported stuck within the grace period (not only
+// as pod restarts); when HNS answers again the node is programmed as before, nothing lost.
 func (s *system) hungHNS(t *testing.T) {
 	const node = "win-2022"
 	n, _ := fleet.Find(node)
@@ -495,6 +496,14 @@ func (s *system) hungHNS(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "timed out") {
 			return fmt.Errorf("Programmed = %+v, want False saying an HNS call timed out", c)
 		}
+		return nil
+	})
+	t.Logf("a hung HNS was reported in status after %v", time.Since(hungAt).Round(100*time.Millisecond))
+	eventually(t, 60*time.Second, func() error {
+		wpn := getWPN(t, node)
+		if got := condition(wpn, v1alpha1.ConditionAgentAlive) + " " + condition(wpn, v1alpha1.ConditionStalled); got != "False/SyncLoopStuck True/SyncLoopStuck" {
+			return fmt.Errorf("AgentAlive, Stalled = %s, want the node reported stuck", got)
+		}
 		if p := s.proxyHealth(node, "livez"); p.code != 503 {
 			return fmt.Errorf("/livez = %v, want 503", p)
 		}
@@ -508,12 +517,20 @@ func (s *system) hungHNS(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("a hung HNS was reported in status, /livez and liveness after %v", time.Since(hungAt).Round(100*time.Millisecond))
+	stuckAfter := time.Since(hungAt)
+	t.Logf("the node was reported stuck, /livez and liveness failing, %v after HNS hung (grace period %v)", stuckAfter.Round(100*time.Millisecond), e2eGracePeriod)
+	if stuckAfter > e2eGracePeriod+5*time.Second {
+		t.Errorf("the stuck node was reported after %v, want within about the grace period (%v): the heartbeat must stop when the sync loop does", stuckAfter, e2eGracePeriod)
+	}
 
 	setHung(false)
 	eventually(t, 60*time.Second, func() error {
-		if wpn := getWPN(t, node); !programmed(wpn) {
+		wpn := getWPN(t, node)
+		if !programmed(wpn) {
 			return fmt.Errorf("%s not programmed again after HNS came back", node)
+		}
+		if got := condition(wpn, v1alpha1.ConditionAgentAlive) + " " + condition(wpn, v1alpha1.ConditionReady); got != "True/HeartbeatRenewed True/Synced" {
+			return fmt.Errorf("AgentAlive, Ready = %s after HNS came back", got)
 		}
 		if p := s.proxyHealth(node, "livez"); p.code != 200 {
 			return fmt.Errorf("/livez = %v after HNS came back", p)

@@ -44,6 +44,10 @@ func windowsNodes() []fleet.Node {
 	return out
 }
 
+// e2eGracePeriod is the controller's --node-grace-period in the end-to-end system: eight of the
+// agents' one-second heartbeats.
+const e2eGracePeriod = 8 * time.Second
+
 // e2eHealthSubnet is the loopback subnet of the end-to-end agents' health servers (see
 // fleet.Node.LoopbackIP); the demo's test uses another.
 const e2eHealthSubnet = 1
@@ -70,14 +74,15 @@ func startSystem(t *testing.T) *system {
 		s.syncPods(t, n.Name)
 	}
 	var err error
-	if s.controller, err = fleet.StartController(binDir, env.Kubeconfig, s.dir); err != nil {
+	// A short grace period and interval, so that a stopped agent is reported within seconds.
+	if s.controller, err = fleet.StartController(binDir, env.Kubeconfig, s.dir, "--node-grace-period="+e2eGracePeriod.String()); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range windowsNodes() {
 		if s.agents[n.Name], err = fleet.StartAgent(binDir, s.dir, s.hosts[n.Name], n, fleet.AgentOptions{
 			Kubeconfig: env.Kubeconfig, HealthIP: n.LoopbackIP(e2eHealthSubnet),
 			// Short enough for the hung-HNS test to see the agent give up within seconds.
-			Args: []string{"--hns-call-timeout=2s"},
+			Args: []string{"--hns-call-timeout=2s", "--heartbeat-interval=1s"},
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -305,6 +310,7 @@ func TestSystem(t *testing.T) {
 	t.Run("kube-proxy's SLIs are exported under their names", s.kubeProxySLIs)
 	t.Run("a killed agent's health servers answer again after a restart without HNS writes", s.killedHealthServers)
 	t.Run("a hung HNS is reported within seconds and nothing is lost when it answers again", s.hungHNS)
+	t.Run("an agent stopped for good is reported lost, and Ready again when it comes back", s.agentSilent)
 	t.Run("an agent on an unreachable ClusterIP fails fast and names the setting; with the setting it works", func(t *testing.T) {
 		inClusterAPIAccess(t, s.dir, filepath.Join(s.dir, "bin"))
 	})
