@@ -101,8 +101,12 @@ func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
 		}
 	}
 	h.close()
-	return nil, nil, err
+	return nil, nil, fmt.Errorf("%w: %w", errNoLedger, err)
 }
+
+// errNoLedger marks an ownership ledger that cannot be opened: without it the agent cannot tell
+// the load balancers it created from others', so it programs nothing (reportNoLedger).
+var errNoLedger = errors.New("the ownership ledger cannot be opened")
 
 // ledgerFile is where the agent records the HNS objects it created; it changes nothing on disk.
 func (f *hnsFlags) ledgerFile() (string, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"time"
@@ -44,6 +45,9 @@ service.kubernetes.io/service-proxy-name).`,
 		cli.LogStartup(ctrl.Log.WithName("setup"), "winproxy-agent", opts.Debug.Flags)
 		cli.RegisterClientMetrics()
 		h, ledger, err := hf.openOwned()
+		if errors.Is(err, errNoLedger) {
+			reportNoLedger(kubeconfig, opts.NodeName, err)
+		}
 		if err != nil {
 			return err
 		}

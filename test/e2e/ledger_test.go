@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,6 +101,48 @@ func TestLedger(t *testing.T) {
 		if s.lbIDs(t, node)[stranger.Frontend().String()] != stranger.ID {
 			t.Errorf("the stranger's load balancer %s was deleted", stranger.ID)
 		}
+	})
+
+	t.Run("a ledger that cannot be read is reported before the agent exits", func(t *testing.T) {
+		// Root reads any file: a directory where the journal should be is what no one can read.
+		saved, err := os.ReadFile(ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent.Kill()
+		agent.Wait(10 * time.Second)
+		if err := os.Remove(ledger); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(ledger, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := agent.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if code := agent.Wait(30 * time.Second); code <= 0 {
+			t.Fatalf("the agent's exit code is %d (-1: still running), want a failure", code)
+		}
+		wpn := &v1alpha1.WindowsProxyNode{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: node}, wpn); err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []string{v1alpha1.ConditionProgrammed, v1alpha1.ConditionDegraded} {
+			c := meta.FindStatusCondition(wpn.Status.Conditions, typ)
+			if c == nil || c.Reason != v1alpha1.ReasonLedgerNotWritable || !strings.Contains(c.Message, ledger) {
+				t.Errorf("%s is %+v, want reason %s naming %s", typ, c, v1alpha1.ReasonLedgerNotWritable, ledger)
+			}
+		}
+		if err := os.Remove(ledger); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(ledger, saved, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := agent.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitAgentReady(t, agent, 30*time.Second)
 	})
 }
 
