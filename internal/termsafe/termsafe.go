@@ -24,7 +24,7 @@ func (t *Writer) Write(p []byte) (int, error) {
 	clean := true
 	for i := 0; i < len(p); {
 		r, size := utf8.DecodeRune(p[i:])
-		if unsafe(r, size) {
+		if needsEscape(r, size) {
 			clean = false
 			break
 		}
@@ -39,9 +39,9 @@ func (t *Writer) Write(p []byte) (int, error) {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			out = fmt.Appendf(out, `\x%02x`, p[i])
-		case unsafe(r, size) && r < 0x80:
+		case needsEscape(r, size) && r < 0x80:
 			out = fmt.Appendf(out, `\x%02x`, r)
-		case unsafe(r, size):
+		case needsEscape(r, size):
 			out = fmt.Appendf(out, `\u%04x`, r)
 		default:
 			out = append(out, p[i:i+size]...)
@@ -54,8 +54,8 @@ func (t *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// unsafe reports whether the rune decoded from size bytes is to be escaped.
-func unsafe(r rune, size int) bool {
+// needsEscape reports whether the rune decoded from size bytes is to be escaped.
+func needsEscape(r rune, size int) bool {
 	if r == utf8.RuneError && size == 1 {
 		return true
 	}
