@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,7 @@ func TestAlertRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "chart-rules.yaml"), full)
+	checkRunbooks(t, root, groups)
 	if out, err := exec.Command(promtool, "check", "rules", "--lint-fatal", filepath.Join(dir, "chart-rules.yaml")).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
@@ -78,6 +80,32 @@ func TestAlertRules(t *testing.T) {
 			if !fires[r.Alert] {
 				t.Errorf("alert %s has no test that makes it fire (testdata/alerts_test.yaml)", r.Alert)
 			}
+		}
+	}
+}
+
+// checkRunbooks checks that every alert's runbook_url is a section of docs/troubleshooting.md of
+// its own: a heading named after the alert.
+func checkRunbooks(t *testing.T, root string, g ruleGroups) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if title, ok := strings.CutPrefix(line, "### "); ok {
+			headings[strings.ToLower(strings.TrimSpace(title))] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, grp := range g.Groups {
+		for _, r := range grp.Rules {
+			_, anchor, _ := strings.Cut(r.Annots["runbook_url"], "docs/troubleshooting.md#")
+			if anchor != strings.ToLower(r.Alert) || !headings[anchor] || seen[anchor] {
+				t.Errorf("alert %s: runbook_url %q is not its own section of docs/troubleshooting.md (### %s)", r.Alert, r.Annots["runbook_url"], r.Alert)
+			}
+			seen[anchor] = true
 		}
 	}
 }
