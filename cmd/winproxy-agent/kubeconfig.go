@@ -74,8 +74,8 @@ func sandboxConfig(host, port string) (*rest.Config, error) {
 }
 
 // apiServerSetting names what an admin sets to give the agent a node-reachable API server.
-const apiServerSetting = "the Helm values apiServer.host and apiServer.port (the chart reads them from the " +
-	"kube-public/cluster-info ConfigMap when empty), the agent's apiserver-endpoint ConfigMap " +
+const apiServerSetting = "the Helm values apiServer.host and apiServer.port (when they are empty the chart looks the " +
+	"address up in the EndpointSlice default/kubernetes, then kube-public/cluster-info), the agent's apiserver-endpoint ConfigMap " +
 	"(KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT), or --kubeconfig; see docs/install.md"
 
 // checkReachable makes sure, before anything waits on the API server, that an in-cluster address

@@ -61,13 +61,20 @@ type Env struct {
 type Option func(*options)
 
 type options struct {
-	withoutCRDs bool
+	withoutCRDs    bool
+	apiServerFlags [][2]string
 }
 
 // WithoutCRDs leaves winproxy's CRDs out, for tests that install them the way users do (Helm,
 // kustomize).
 func WithoutCRDs() Option {
 	return func(o *options) { o.withoutCRDs = true }
+}
+
+// WithAPIServerFlag sets a kube-apiserver flag, e.g. endpoint-reconciler-type=none for a cluster
+// whose API server does not publish its own address in the EndpointSlice default/kubernetes.
+func WithAPIServerFlag(name, value string) Option {
+	return func(o *options) { o.apiServerFlags = append(o.apiServerFlags, [2]string{name, value}) }
 }
 
 // Start starts etcd and kube-apiserver with the CRDs from config/crd/bases (unless WithoutCRDs).
@@ -100,6 +107,9 @@ func Start(opts ...Option) (*Env, error) {
 	}
 	if o.withoutCRDs {
 		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
+	}
+	for _, f := range o.apiServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(f[0], f[1])
 	}
 	cfg, err := env.Start()
 	if err != nil {

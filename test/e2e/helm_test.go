@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -260,28 +258,15 @@ func TestHelmLifecycle(t *testing.T) {
 	}
 	t.Cleanup(e.Stop)
 	const ns = "winproxy-system"
-	// Without kube-public/cluster-info the chart cannot know a node-reachable API server address
-	// and refuses to install an agent that would be stuck on the ClusterIP after a reboot.
-	if _, err := helmOn(t, e, "install", "winproxy", chartDir, "--namespace", ns, "--create-namespace"); err == nil || !strings.Contains(err.Error(), "set apiServer.host and apiServer.port") {
-		t.Fatalf("install without cluster-info or apiServer.host: %v; want an error saying what to set", err)
-	}
-	// kubeadm publishes the API server address there.
-	clusterInfo := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: "cluster-info"},
-		Data:       map[string]string{"kubeconfig": "apiVersion: v1\nkind: Config\nclusters:\n- name: \"\"\n  cluster:\n    certificate-authority-data: Q0E=\n    server: https://cp.winproxy.test:6443\n"},
-	}
-	if err := e.Client.Create(context.Background(), clusterInfo); err != nil {
-		t.Fatal(err)
-	}
-	// No --wait: nothing runs pods on this control plane; the objects are checked instead.
+	// No --wait: nothing runs pods on this control plane; the objects are checked instead. The
+	// agents' API server address comes from the EndpointSlice default/kubernetes
+	// (TestHelmAPIServerDiscovery covers the sources).
 	out := helm(t, e, "install", "winproxy", chartDir, "--namespace", ns, "--create-namespace")
 	if !strings.Contains(out, "kubectl get wpc") {
 		t.Errorf("NOTES do not tell the user to run kubectl get wpc:\n%s", out)
 	}
-
-	endpoint := mustKubectlOn(t, e, "-n", ns, "get", "configmap/winproxy-apiserver-endpoint", "-o", "jsonpath={.data.KUBERNETES_SERVICE_HOST}:{.data.KUBERNETES_SERVICE_PORT}")
-	if endpoint != "cp.winproxy.test:6443" {
-		t.Errorf("the agents' API server endpoint = %q, want cp.winproxy.test:6443 from kube-public/cluster-info", endpoint)
+	if addr, _ := agentEndpoint(t, e); addr != sliceAddress(t, e) {
+		t.Errorf("the agents' API server endpoint = %q, want %s from the EndpointSlice default/kubernetes", addr, sliceAddress(t, e))
 	}
 
 	mustKubectlOn(t, e, "wait", "--for=condition=Established", "--timeout=60s",

@@ -154,19 +154,48 @@ what to change. Included by the controller template, which is always rendered.
 {{- end -}}
 
 {{/*
-The API server endpoint the agents use, as a dict with host and port, or an empty dict when it is
-not known while rendering without a cluster (helm template, lint). apiServer.host/port win; when
-empty, the address kubeadm publishes in kube-public/cluster-info. With a cluster that has neither,
-rendering fails: an agent left on the kubernetes Service ClusterIP cannot start after a reboot.
+The API server endpoint the agents use, as a dict with host, port and source (what it was read
+from), or an empty dict when it is not known while rendering without a cluster (helm template,
+lint). In order:
+1. apiServer.host/port, when set;
+2. the EndpointSlice default/kubernetes, where the API server itself writes the address and port
+   it advertises, on every cluster (kubeadm, AKS, EKS, GKE ...): its first ready address, in
+   address order so that every render picks the same one;
+3. kube-public/cluster-info, where kubeadm publishes the server: of its kubeconfig.
+With a cluster that has none of them, rendering fails: an agent left on the kubernetes Service
+ClusterIP cannot start after a reboot. servers counts the API servers the slice lists.
 */}}
 {{- define "winproxy.apiServerEndpoint" -}}
 {{- $host := toString .Values.apiServer.host -}}
 {{- $port := toString .Values.apiServer.port -}}
+{{- $source := "values apiServer.host/port" -}}
+{{- $servers := 1 -}}
 {{- if and $host (not $port) -}}
 {{- fail "apiServer.port is required with apiServer.host (e.g. 6443 for kubeadm, 443 for most managed clusters)" -}}
 {{- end -}}
 {{- if and $port (not $host) -}}
 {{- fail "apiServer.host is required with apiServer.port" -}}
+{{- end -}}
+{{- if not $host -}}
+{{- $slice := lookup "discovery.k8s.io/v1" "EndpointSlice" "default" "kubernetes" -}}
+{{- if $slice -}}
+{{- $addresses := list -}}
+{{- range $slice.endpoints -}}
+{{- if ne (toString (dig "conditions" "ready" true .)) "false" -}}
+{{- $addresses = append $addresses (first .addresses) -}}
+{{- end -}}
+{{- end -}}
+{{- range $slice.ports -}}
+{{- if or (eq (toString .name) "https") (not $port) -}}{{- $port = toString (int .port) -}}{{- end -}}
+{{- end -}}
+{{- if and $addresses $port -}}
+{{- $host = first (sortAlpha $addresses) -}}
+{{- $servers = len $addresses -}}
+{{- $source = "EndpointSlice default/kubernetes" -}}
+{{- else -}}
+{{- $port = "" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if not $host -}}
 {{- $info := lookup "v1" "ConfigMap" "kube-public" "cluster-info" -}}
@@ -178,12 +207,13 @@ rendering fails: an agent left on the kubernetes Service ClusterIP cannot start 
 {{- $host = $url.hostname -}}
 {{- $port = trimPrefix ":" (trimPrefix $url.hostname $url.host) | trimPrefix "[" | trimPrefix "]" -}}
 {{- if and $host (not $port) -}}{{- $port = "443" -}}{{- end -}}
+{{- $source = "ConfigMap kube-public/cluster-info" -}}
 {{- end -}}
 {{- if and (not $host) (lookup "v1" "Namespace" "" "kube-system") -}}
-{{- fail "cannot find the API server address for the agents: set apiServer.host and apiServer.port to the address the Windows nodes reach the API server at (your kubeconfig's server:), because without kube-proxy a node cannot reach the kubernetes Service ClusterIP after a reboot; kube-public/cluster-info, where kubeadm publishes it, does not exist in this cluster" -}}
+{{- fail "cannot find the API server address for the agents: set apiServer.host and apiServer.port to the address the Windows nodes reach the API server at (your kubeconfig's server:), because without kube-proxy a node cannot reach the kubernetes Service ClusterIP after a reboot; this cluster has neither the EndpointSlice default/kubernetes with a ready address (which the API server writes) nor kube-public/cluster-info (which kubeadm publishes), or your account may not read them" -}}
 {{- end -}}
 {{- end -}}
 {{- if $host -}}
-{{- toYaml (dict "host" $host "port" $port) -}}
+{{- toYaml (dict "host" $host "port" $port "source" $source "servers" $servers) -}}
 {{- end -}}
 {{- end -}}
