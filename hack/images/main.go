@@ -63,7 +63,7 @@ func build(ctx context.Context, args []string) error {
 	if o.BinDir, err = os.MkdirTemp("", "winproxy-images-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(o.BinDir)
+	defer func() { _ = os.RemoveAll(o.BinDir) }()
 	built, err := imagebuild.Build(ctx, *o)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func runRelease(ctx context.Context, args []string) error {
 	if b.BinDir, err = os.MkdirTemp("", "winproxy-release-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(b.BinDir)
+	defer func() { _ = os.RemoveAll(b.BinDir) }()
 	o.Build = *b
 	return release.Run(ctx, o)
 }

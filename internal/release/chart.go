@@ -32,7 +32,7 @@ func releaseChart(ctx context.Context, o Options, p plan, images []chartImage) (
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	chart := filepath.Join(tmp, filepath.Base(o.ChartDir))
 	if err := os.CopyFS(chart, os.DirFS(o.ChartDir)); err != nil {
 		return "", fmt.Errorf("copying the chart: %w", err)

@@ -72,7 +72,7 @@ func (p plan) chartPackage() string { return "winproxy-" + p.chartVersion + ".tg
 // chartRef is the chart's OCI reference, as helm install takes it.
 func (p plan) chartRef() string { return "oci://" + p.chartRepo.Name() + "/winproxy" }
 
-func (p plan) print(w io.Writer, chartDir string) {
+func (p plan) print(w io.Writer, chartDir string) error {
 	fmt.Fprintf(w, "==> Release %s\n", p.version)
 	fmt.Fprintf(w, "Images, built here from this checkout and pushed with the tag %s:\n", p.version)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
@@ -83,10 +83,13 @@ func (p plan) print(w io.Writer, chartDir string) {
 		}
 		fmt.Fprintf(tw, "  %s:%s\t%s\ton %s\n", img.repo.Name(), p.version, strings.Join(platforms, ", "), img.image.Base)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "Chart: %s as winproxy %s (appVersion %s, both images by digest), pushed to %s:%s\n",
 		chartDir, p.chartVersion, p.version, p.chartRef(), p.chartVersion)
 	fmt.Fprintf(w, "Files, in %s:\n", p.outDir)
 	fmt.Fprintf(w, "  %s (the chart), images.txt (the images by digest),\n", p.chartPackage())
-	fmt.Fprintf(w, "  an SBOM of each image's platforms (CycloneDX JSON, <image>-<os>-<arch>.cdx.json), SHA256SUMS of them all\n")
+	_, err := fmt.Fprintf(w, "  an SBOM of each image's platforms (CycloneDX JSON, <image>-<os>-<arch>.cdx.json), SHA256SUMS of them all\n")
+	return err
 }

@@ -50,7 +50,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	p.print(o.Out, o.ChartDir)
+	if err := p.print(o.Out, o.ChartDir); err != nil {
+		return err
+	}
 	if o.DryRun {
 		fmt.Fprintln(o.Out, "DRY_RUN: stopping here; nothing was built or pushed.")
 		return nil

@@ -52,7 +52,9 @@ func TestPlanNamesEverythingItWillDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	p.print(&out, "charts/winproxy")
+	if err := p.print(&out, "charts/winproxy"); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"registry.example:5000/team/winproxy-controller:v0.3.0-rc.1  linux/amd64, linux/arm64  on " + imagebuild.ControllerBase,
 		"registry.example:5000/team/winproxy-agent:v0.3.0-rc.1       windows/amd64             on " + imagebuild.AgentBase,
