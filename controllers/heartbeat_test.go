@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -35,8 +36,8 @@ const testGrace = 2 * time.Second
 
 // withHeartbeats adds the heartbeat reconciler to a test controller, as cmd/winproxy-controller
 // does, with grace.
-func withHeartbeats(grace time.Duration) func(ctrl.Manager) error {
-	return func(mgr ctrl.Manager) error {
+func withHeartbeats(grace time.Duration) setupFunc {
+	return func(mgr ctrl.Manager, _ *controller) error {
 		return NewHeartbeatReconciler(mgr.GetClient(), heartbeatNamespace, grace, clock.RealClock{}).SetupWithManager(mgr)
 	}
 }
@@ -165,7 +166,7 @@ func waitNode(t *testing.T, name, typ string, st metav1.ConditionStatus, reason 
 // renews again and reports, both are Ready again, with a Normal event.
 func TestHeartbeatLostAndRestored(t *testing.T) {
 	startController(t, withHeartbeats(testGrace))
-	startAgents(t, "hb-")
+	ag := startAgents(t, "hb-")
 	b := startBeats(t, 200*time.Millisecond, "hb-0", "hb-1")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("hb-", 2)...)
@@ -178,7 +179,9 @@ func TestHeartbeatLostAndRestored(t *testing.T) {
 		t.Fatalf("config kstatus %s before the loss, want Current", got)
 	}
 
+	// The agent dies: no heartbeat and no more status writes.
 	b.set("hb-0", true, "")
+	ag.set("hb-0", silent)
 	stoppedAt := time.Now()
 	w := waitNode(t, "hb-0", winproxyv1alpha1.ConditionAgentAlive, metav1.ConditionFalse, winproxyv1alpha1.ReasonHeartbeatLost, status.FailedStatus)
 	took := time.Since(stoppedAt)
@@ -208,6 +211,7 @@ func TestHeartbeatLostAndRestored(t *testing.T) {
 	}
 
 	b.set("hb-0", false, "")
+	ag.set("hb-0", programs)
 	waitNode(t, "hb-0", winproxyv1alpha1.ConditionReady, metav1.ConditionTrue, winproxyv1alpha1.ReasonSynced, status.CurrentStatus)
 	cfg = waitReady(t, "hb")
 	if cfg.Status.Nodes.Unreachable != 0 {
@@ -223,13 +227,15 @@ func TestHeartbeatLostAndRestored(t *testing.T) {
 func TestHeartbeatStuckAndNeverSeen(t *testing.T) {
 	const grace = 10 * time.Second
 	startController(t, withHeartbeats(grace))
-	startAgents(t, "hbs-")
+	ag := startAgents(t, "hbs-")
 	b := startBeats(t, 200*time.Millisecond, "hbs-0")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("hbs-", 2)...)
 	createConfig(t, testbuild.Config("hbs"))
 	waitNode(t, "hbs-0", winproxyv1alpha1.ConditionAgentAlive, metav1.ConditionTrue, winproxyv1alpha1.ReasonHeartbeatRenewed, status.CurrentStatus)
 
+	// A stuck agent writes no status either.
+	ag.set("hbs-0", silent)
 	b.set("hbs-0", true, "HNS has not answered and no sync has completed for 2m0s")
 	at := time.Now()
 	w := waitNode(t, "hbs-0", winproxyv1alpha1.ConditionAgentAlive, metav1.ConditionFalse, winproxyv1alpha1.ReasonSyncLoopStuck, status.FailedStatus)
@@ -258,28 +264,33 @@ func TestAutoRollbackCountsASilentNode(t *testing.T) {
 	b := startBeats(t, 200*time.Millisecond, "hbr-0", "hbr-1")
 	t.Cleanup(func() { cleanup(t) })
 	createNodes(t, rolloutNodes("hbr-", 2)...)
-	createConfig(t, testbuild.Config("hbr", autoRollback(10)))
+	createConfig(t, testbuild.Config("hbr", autoRollback(60), func(c *winproxyv1alpha1.WindowsProxyConfig) {
+		c.Spec.Rollout.MaxUnavailable = ptrTo(intstr.FromString("100%"))
+	}))
 	waitReady(t, "hbr")
+	good := hashes(t)
 	eventually(t, waitTimeout, "the first spec recorded as the last good one", func() (bool, string) {
 		cfg := getConfig(t, "hbr")
 		return cfg.Status.LastGood != nil, "no lastGood"
 	})
 
-	// hbr-0 programs the new config first; hbr-1, next, keeps the rollout under way by not
-	// answering it; then hbr-0's agent dies.
+	// Both nodes get the new config at once; hbr-0 programs it, hbr-1 keeps the rollout under way
+	// by not answering it; then hbr-0's agent dies.
 	ag.setWhen("hbr-1", syncPeriod(60), silent)
 	updateConfig(t, "hbr", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Sync.PeriodSeconds = 60 })
 	eventually(t, waitTimeout, "hbr-0 programmed the new config and hbr-1 got it", func() (bool, string) {
 		ws := wpns(t)
 		p, _ := agentReport(ws["hbr-0"])
-		return p && ws["hbr-1"].Spec.Hash == ws["hbr-0"].Spec.Hash, "not yet"
+		return p && ws["hbr-0"].Spec.Hash != good["hbr-0"] && ws["hbr-1"].Spec.Hash != good["hbr-1"],
+			fmt.Sprintf("hbr-0 hash %s (was %s) programmed %v, hbr-1 hash %s (was %s)", ws["hbr-0"].Spec.Hash, good["hbr-0"], p, ws["hbr-1"].Spec.Hash, good["hbr-1"])
 	})
 	b.set("hbr-0", true, "")
+	ag.set("hbr-0", silent)
 	waitNode(t, "hbr-0", winproxyv1alpha1.ConditionAgentAlive, metav1.ConditionFalse, winproxyv1alpha1.ReasonHeartbeatLost, status.FailedStatus)
 	if rb := getConfig(t, "hbr").Status.Rollback; rb != nil {
 		t.Fatalf("rolled back before the progress deadline: %+v", rb)
 	}
-	c.clock.advance(11 * time.Second)
+	c.clock.advance(61 * time.Second)
 	touchStatus(t, "hbr-1")
 	cfg := waitCondition(t, "hbr", winproxyv1alpha1.ConditionRolledBack, metav1.ConditionTrue, winproxyv1alpha1.ReasonRollingBack)
 	found := false

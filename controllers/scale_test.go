@@ -203,6 +203,11 @@ func reconcileTime(tb testing.TB) (count uint64, sum float64) {
 }
 
 func controllerMetric(tb testing.TB, name string) []*dto.Metric {
+	return controllerMetricOf(tb, controllerName, name)
+}
+
+// controllerMetricOf is metric name of controller-runtime's controller named controller.
+func controllerMetricOf(tb testing.TB, controller, name string) []*dto.Metric {
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		tb.Fatal(err)
@@ -214,7 +219,7 @@ func controllerMetric(tb testing.TB, name string) []*dto.Metric {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controllerName {
+				if l.GetName() == "controller" && l.GetValue() == controller {
 					out = append(out, m)
 				}
 			}

@@ -143,7 +143,20 @@ type controller struct {
 }
 
 // startController starts the config reconciler, and whatever else setup adds to its manager.
-func startController(t testing.TB, setup ...func(ctrl.Manager) error) *controller {
+func startController(t testing.TB, setup ...setupFunc) *controller {
+	t.Helper()
+	configs := func(mgr ctrl.Manager, c *controller) error {
+		r := NewWindowsProxyConfigReconciler(mgr.GetClient(), mgr.GetEventRecorder("winproxy-controller"), WithClock(c.clock))
+		return r.SetupWithManager(context.Background(), mgr)
+	}
+	return startManager(t, append([]setupFunc{configs}, setup...)...)
+}
+
+// setupFunc adds a reconciler to the manager of a test controller.
+type setupFunc func(ctrl.Manager, *controller) error
+
+// startManager starts a manager, as cmd/winproxy-controller wires it, with what setup adds.
+func startManager(t testing.TB, setup ...setupFunc) *controller {
 	t.Helper()
 	c := &controller{clock: &offsetClock{}, writes: &writeCounter{counts: map[string]int{}}, done: make(chan error, 1)}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -156,17 +169,13 @@ func startController(t testing.TB, setup ...func(ctrl.Manager) error) *controlle
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	r := NewWindowsProxyConfigReconciler(mgr.GetClient(), mgr.GetEventRecorder("winproxy-controller"), WithClock(c.clock))
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		t.Fatal(err)
-	}
 	for _, add := range setup {
-		if err := add(mgr); err != nil {
+		if err := add(mgr, c); err != nil {
 			t.Fatal(err)
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
 	go func() { c.done <- mgr.Start(ctx) }()
 	t.Cleanup(c.stop)
 	return c

@@ -111,7 +111,7 @@ func TestPlanAgainstAKubeProxyHost(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := p.WriteTable(&b); err != nil || !strings.Contains(b.String(), "HNS CALLS AGAINST THE DUMP (") {
+	if err := Print(&b, p, "table"); err != nil || !strings.Contains(b.String(), "HNS CALLS AGAINST THE DUMP (") {
 		t.Errorf("table (%v):\n%s", err, b.String())
 	}
 }

@@ -1,15 +1,13 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
-	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -17,8 +15,16 @@ import (
 // are only ever added within one version.
 const SchemaVersion = "winproxy.io/plan/v1"
 
-// Plan is the preview: the JSON output of `winproxy-agent plan -o json`.
+// The plan's kind: not a Kubernetes API object, but printed by kubectl's
+// printers (-o json|yaml), which want one, as `hns dump` is.
+const (
+	APIVersion = "plan.winproxy.io/v1"
+	Kind       = "Plan"
+)
+
+// Plan is the preview: the output of `winproxy-agent plan -o json|yaml`.
 type Plan struct {
+	metav1.TypeMeta   `json:",inline"`
 	SchemaVersion     string           `json:"schemaVersion"`
 	Node              string           `json:"node"`
 	HNSVersion        string           `json:"hnsVersion"`
@@ -120,6 +126,7 @@ func Build(f *File) (*Plan, error) {
 	}
 	d := engine.Compute(in)
 	p := &Plan{
+		TypeMeta:      metav1.TypeMeta{APIVersion: APIVersion, Kind: Kind},
 		SchemaVersion: SchemaVersion, Node: in.NodeName, HNSVersion: v.String(),
 		LoadBalancers: []LoadBalancer{}, RemoteEndpoints: []RemoteEndpoint{}, Problems: []Problem{},
 		Assumptions: f.Assumptions,
@@ -201,126 +208,6 @@ func flagNames(v uint32, names []string) []string {
 		}
 	}
 	return out
-}
-
-// WriteJSON writes the plan as indented JSON.
-func (p *Plan) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p)
-}
-
-// WriteTable writes the plan for people: a header, the conditions, then a table of each kind of
-// object.
-func (p *Plan) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	p.writeHeader(tw)
-	p.writeConditions(tw)
-	p.writeLoadBalancers(tw)
-	p.writeEndpoints(tw)
-	p.writeProblems(tw)
-	if p.HNSCalls != nil {
-		p.writeHostRun(tw)
-	}
-	return tw.Flush()
-}
-
-// writeHeader writes the node's network, HNS, source VIP, DSR and families, and what was assumed.
-func (p *Plan) writeHeader(w io.Writer) {
-	s := p.Status
-	net := s.Network.Name
-	if s.Network.Type != "" {
-		net += " (" + s.Network.Type + ")"
-	}
-	svip := or(s.SourceVIP.Address, "-")
-	if s.SourceVIP.Origin != "" && s.SourceVIP.Origin != v1alpha1.SourceVIPOriginNone {
-		svip += " from " + string(s.SourceVIP.Origin)
-	}
-	fmt.Fprintf(w, "Node:\t%s\n", p.Node)
-	fmt.Fprintf(w, "Network:\t%s\n", net)
-	fmt.Fprintf(w, "HNS:\t%s\n", p.HNSVersion)
-	fmt.Fprintf(w, "Source VIP:\t%s\n", svip)
-	fmt.Fprintf(w, "DSR:\trequested=%v active=%v\n", s.DSR.Requested, s.DSR.Active)
-	fmt.Fprintf(w, "IP families:\t%s\n", nodestatus.FamiliesText(s.IPFamilies))
-	if !s.Programmable {
-		fmt.Fprintf(w, "Programmable:\tno: HNS would be left as it is\n")
-	}
-	for _, a := range p.Assumptions {
-		fmt.Fprintf(w, "Assumed:\t%s\n", a)
-	}
-}
-
-func (p *Plan) writeConditions(w io.Writer) {
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "CONDITION\tSTATUS\tREASON\tMESSAGE")
-	for _, c := range p.Status.Conditions {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
-	}
-}
-
-func (p *Plan) writeLoadBalancers(w io.Writer) {
-	fmt.Fprintf(w, "\nLOAD BALANCERS (%d)\n", len(p.LoadBalancers))
-	fmt.Fprintln(w, "FAMILY\tKIND\tFRONTEND\tTARGET\tFLAGS\tPORT FLAGS\tDISTRIBUTION\tSOURCE VIP\tBACKENDS\tSERVICE")
-	for _, lb := range p.LoadBalancers {
-		be := make([]string, len(lb.Backends))
-		for i, b := range lb.Backends {
-			be[i] = b.IP
-			if b.Local {
-				be[i] += "(local)"
-			}
-		}
-		svc := lb.Service
-		if lb.Port != "" {
-			svc += ":" + lb.Port
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s:%d/%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", lb.Family, lb.Kind, or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol,
-			lb.InternalPort, named(lb.Flags, lb.FlagNames), named(lb.PortMappingFlags, lb.PortMappingFlagNames), lb.Distribution,
-			or(lb.SourceVIP, "-"), strings.Join(be, ","), or(svc, "-"))
-	}
-}
-
-// writeEndpoints writes the endpoints the agent owns: the source-VIP endpoint first.
-func (p *Plan) writeEndpoints(w io.Writer) {
-	eps := p.RemoteEndpoints
-	if p.SourceVIPEndpoint != nil {
-		eps = append([]RemoteEndpoint{*p.SourceVIPEndpoint}, eps...)
-	}
-	fmt.Fprintf(w, "\nAGENT ENDPOINTS (%d)\n", len(eps))
-	fmt.Fprintln(w, "IP\tPURPOSE\tMAC\tPROVIDER ADDRESS")
-	for _, e := range eps {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.IP, e.Purpose, e.MAC, or(e.ProviderAddress, "-"))
-	}
-}
-
-func (p *Plan) writeProblems(w io.Writer) {
-	if len(p.Problems) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nPROBLEMS (%d)\n", len(p.Problems))
-	fmt.Fprintln(w, "SERVICE\tREASON\tMESSAGE")
-	for _, pr := range p.Problems {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", or(pr.Service, "(node)"), pr.Reason, pr.Message)
-	}
-}
-
-// writeHostRun writes what the agent would do on the dumped host: its calls, and what becomes of
-// each load balancer and endpoint there.
-func (p *Plan) writeHostRun(w io.Writer) {
-	fmt.Fprintf(w, "\nHNS CALLS AGAINST THE DUMP (%d)\n", len(p.HNSCalls))
-	fmt.Fprintln(w, "CALL\tREASON\tID\tOWNER\tOBJECT\tERROR")
-	for _, c := range p.HNSCalls {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Operation, or(c.Reason, "-"), or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
-	}
-	for _, host := range []struct {
-		title   string
-		objects []HostObject
-	}{{"HOST LOAD BALANCERS", p.HostLoadBalancers}, {"HOST ENDPOINTS", p.HostEndpoints}} {
-		fmt.Fprintf(w, "\n%s (%d)\n", host.title, len(host.objects))
-		fmt.Fprintln(w, "ID\tOWNER\tOUTCOME\tOBJECT")
-		for _, o := range host.objects {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.ID, o.Owner, o.Outcome, o.Object)
-		}
-	}
 }
 
 func named(v uint32, names []string) string {

@@ -35,21 +35,21 @@ func examplePlan(t *testing.T) *Plan {
 // only, the source VIP except for the external backend (node IP).
 func TestExampleTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := examplePlan(t).WriteTable(&buf); err != nil {
+	if err := Print(&buf, examplePlan(t), "table"); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{
 		"Source VIP:   10.244.1.254 from Create",
 		"DSR:          requested=true active=true",
-		"IPv4    clusterip  10.96.20.20:443/TCP  8443    1=DSR  0                                SourceIP      10.244.1.254  10.244.1.11(local),10.244.3.30  shop/api:https",
-		"IPv4    clusterip  10.96.30.30:443/TCP  443     1=DSR  0                                None          10.0.0.11     203.0.113.5                     shop/payments:https",
-		"IPv4    clusterip  10.96.10.10:80/TCP   8080    1=DSR  0                                None          10.244.1.254  10.244.1.10(local),10.244.2.20  shop/web:http",
-		"IPv4    nodeport   *:30443/TCP          8443    1=DSR  18=LocalRoutedVIP|VipExternalIP  SourceIP      10.244.1.254  10.244.1.11(local)              shop/api:https",
-		"IPv4    nodeport   *:30080/TCP          8080    0      18=LocalRoutedVIP|VipExternalIP  None          10.244.1.254  10.244.1.10(local),10.244.2.20  shop/web:http",
-		"IPv4    ingress    20.0.0.10:443/TCP    8443    1=DSR  16=VipExternalIP                 SourceIP      10.244.1.254  10.244.1.11(local)              shop/api:https",
-		"10.244.1.254  source-vip   00-15-5D-01-02-03  -",
-		"203.0.113.5   backend      02-11-cb-00-71-05  10.0.0.11",
+		"IPv4     clusterip   10.96.20.20:443/TCP   8443     1=DSR   0                                 SourceIP       10.244.1.254   10.244.1.11(local),10.244.3.30   shop/api:https",
+		"IPv4     clusterip   10.96.30.30:443/TCP   443      1=DSR   0                                 None           10.0.0.11      203.0.113.5                      shop/payments:https",
+		"IPv4     clusterip   10.96.10.10:80/TCP    8080     1=DSR   0                                 None           10.244.1.254   10.244.1.10(local),10.244.2.20   shop/web:http",
+		"IPv4     nodeport    *:30443/TCP           8443     1=DSR   18=LocalRoutedVIP|VipExternalIP   SourceIP       10.244.1.254   10.244.1.11(local)               shop/api:https",
+		"IPv4     nodeport    *:30080/TCP           8080     0       18=LocalRoutedVIP|VipExternalIP   None           10.244.1.254   10.244.1.10(local),10.244.2.20   shop/web:http",
+		"IPv4     ingress     20.0.0.10:443/TCP     8443     1=DSR   16=VipExternalIP                  SourceIP       10.244.1.254   10.244.1.11(local)               shop/api:https",
+		"10.244.1.254   source-vip    00-15-5D-01-02-03   -",
+		"203.0.113.5    backend       02-11-cb-00-71-05   10.0.0.11",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q\n%s", want, out)
@@ -62,7 +62,7 @@ func TestExampleTable(t *testing.T) {
 
 func TestExampleJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := examplePlan(t).WriteJSON(&buf); err != nil {
+	if err := Print(&buf, examplePlan(t), "json"); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/internal/cli"
 )
 
 // apiServer is where the agent found the API server.
@@ -27,9 +27,11 @@ type apiServer struct {
 	host, port string
 }
 
-// restConfig finds the API server: --kubeconfig, $KUBECONFIG, the in-cluster service account, or,
-// in a HostProcess pod on a host without bind mounts (containerd before 1.7 or older Windows
-// builds), the service account under $CONTAINER_SANDBOX_MOUNT_POINT, where such hosts put it.
+// restConfig finds the API server. In a pod (neither --kubeconfig nor $KUBECONFIG, and
+// KUBERNETES_SERVICE_HOST/PORT set): the in-cluster service account or, in a HostProcess pod on a
+// host without bind mounts (containerd before 1.7 or older Windows builds), the service account
+// under $CONTAINER_SANDBOX_MOUNT_POINT, where such hosts put it. Otherwise client-go's loading
+// rules (cli.RESTConfig): --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster.
 func restConfig(kubeconfig string) (*apiServer, error) {
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && host != "" && port != "" {
@@ -42,13 +44,7 @@ func restConfig(kubeconfig string) (*apiServer, error) {
 			return nil, err
 		}
 	}
-	if kubeconfig != "" {
-		// controller-runtime reads the kubeconfig path from this variable.
-		if err := os.Setenv("KUBECONFIG", kubeconfig); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := config.GetConfig()
+	cfg, err := cli.RESTConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

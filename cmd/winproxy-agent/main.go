@@ -32,6 +32,11 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("winproxy-agent {{.Version}}\n")
+	// -v is the log verbosity in every subcommand, as in kube-proxy and kubectl; the version is
+	// --version or the version subcommand, without a shorthand.
+	logging := cli.AddLoggingFlags(root.PersistentFlags())
+	root.Flags().Bool("version", false, "print the version, commit and Go version")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return logging.Apply() }
 	root.AddCommand(newRunCommand(), newPlanCommand(), newHNSCommand(), newCleanupCommand(), newVersionCommand())
 	return root
 }

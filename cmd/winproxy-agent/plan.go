@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +19,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/agent/plan"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/cli"
 	"github.com/winproxy/winproxy/internal/termsafe"
 )
 
@@ -27,7 +30,7 @@ type planOptions struct {
 func newPlanCommand() *cobra.Command {
 	var o planOptions
 	cmd := &cobra.Command{
-		Use:   "plan [-f FILE] [--kubeconfig PATH] [--node NAME] [--hns DUMP] [-o table|json]",
+		Use:   "plan [-f FILE] [--kubeconfig PATH] [--node NAME] [--hns DUMP] [-o table|json|yaml]",
 		Short: "Preview the HNS objects and status of a node, from a file or a live cluster",
 		Long: `plan shows what the agent would program into one Windows node's HNS and the status it would report,
 without touching any HNS.
@@ -36,10 +39,12 @@ Offline, -f names a plan file describing the node: its resolved config (a Window
 WindowsProxyConfig plus the node's name), Nodes, Services, EndpointSlices and its HNS host (see
 docs/plan.md).
 
-With --kubeconfig (or without -f, through $KUBECONFIG), the node named by --node is read from the
-cluster as its agent reads it: its WindowsProxyNode, the Nodes, and the Services and EndpointSlices
-kube-proxy would proxy. -f may then give a WindowsProxyConfig manifest as it is applied (e.g.
-config/samples/calico-overlay-dsr.yaml) to preview that config on the node instead.
+With --kubeconfig (or without -f, through $KUBECONFIG, ~/.kube/config or the in-cluster service
+account), the node named by --node is read from the cluster as its agent reads it: its
+WindowsProxyNode, the Nodes, and the Services and EndpointSlices kube-proxy would proxy. -f may then
+give a WindowsProxyConfig manifest as it is applied (e.g. config/samples/calico-overlay-dsr.yaml)
+to preview that config on the node instead; such a file (one that lists no nodes) with --node also
+reads the cluster of an exported $KUBECONFIG.
 
 --hns names the host's saved 'winproxy-agent hns dump --network NAME -o json': the plan reads the
 host from it and also lists the HNS calls the agent would make against it and what becomes of each
@@ -51,8 +56,8 @@ host in the file, the host a CNI usually leaves is assumed, and the plan says wh
 		},
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file, or a WindowsProxyConfig or WindowsProxyNode manifest; YAML or JSON (- for standard input)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table or json")
-	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "read the node, its config, Services and EndpointSlices from this cluster (default: $KUBECONFIG, ~/.kube/config)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(plan.Formats, ", "))
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "read the node, its config, Services and EndpointSlices from this cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	cmd.Flags().StringVar(&o.node, "node", "", "the node to plan for (required with a cluster, or with a WindowsProxyConfig manifest)")
 	cmd.Flags().StringVar(&o.dump, "hns", "", "the host's HNS as winproxy-agent hns dump --network NAME -o json saved it")
 	return cmd
@@ -62,14 +67,9 @@ func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("-o %q: must be table or json", o.output)
+	if !slices.Contains(plan.Formats, o.output) {
+		return fmt.Errorf("-o %q: must be one of %s", o.output, strings.Join(plan.Formats, ", "))
 	}
-	live := kubeconfigSet || o.file == ""
-	if live && o.node == "" {
-		return errors.New("--node is required to plan from a cluster (or give a plan file with -f)")
-	}
-	source := o.file
 	f := &plan.File{}
 	if o.file != "" {
 		data, err := readInput(stdin, o.file)
@@ -79,12 +79,16 @@ func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions,
 		if f, err = plan.Parse(data); err != nil {
 			return fmt.Errorf("%s: %w", o.file, err)
 		}
-		if !live && o.node != "" {
-			if f.Node != "" && f.Node != o.node {
-				return fmt.Errorf("%s is for node %q, not %q", o.file, f.Node, o.node)
-			}
-			f.Node = o.node
+	}
+	live := usesCluster(o, f, kubeconfigSet)
+	if live && o.node == "" {
+		return errors.New("--node is required to plan from a cluster (or give a plan file with -f)")
+	}
+	if !live && o.node != "" {
+		if f.Node != "" && f.Node != o.node {
+			return fmt.Errorf("%s is for node %q, not %q", o.file, f.Node, o.node)
 		}
+		f.Node = o.node
 	}
 	if o.dump != "" {
 		data, err := os.ReadFile(o.dump)
@@ -96,6 +100,7 @@ func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions,
 			return fmt.Errorf("%s: not an hns dump: %w", o.dump, err)
 		}
 	}
+	source := o.file
 	if live {
 		c, err := clusterClient(o.kubeconfig)
 		if err != nil {
@@ -112,21 +117,25 @@ func runPlan(ctx context.Context, stdin io.Reader, out io.Writer, o planOptions,
 	}
 	// Names and IDs of a dump are whatever its author made them: no escape sequence reaches the
 	// terminal.
-	out = termsafe.NewWriter(out)
-	if o.output == "json" {
-		return p.WriteJSON(out)
+	return plan.Print(termsafe.NewWriter(out), p, o.output)
+}
+
+// usesCluster says whether the plan reads the cluster: with --kubeconfig, without -f, or with a
+// file that lists no nodes for --node while $KUBECONFIG names a cluster (a config manifest such as
+// config/samples/*.yaml, previewed on a node of that cluster). A complete plan file stays offline.
+func usesCluster(o planOptions, f *plan.File, kubeconfigSet bool) bool {
+	if kubeconfigSet || o.file == "" {
+		return true
 	}
-	return p.WriteTable(out)
+	return o.node != "" && len(f.Nodes) == 0 && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != ""
 }
 
 // clusterClient reads the cluster of a kubeconfig found by client-go's rules: the path given, or
-// $KUBECONFIG, or ~/.kube/config.
+// $KUBECONFIG, or ~/.kube/config, or the in-cluster service account.
 func clusterClient(kubeconfig string) (client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	cfg, err := cli.RESTConfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		return nil, err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -27,8 +27,12 @@ func TestPlanCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"schemaVersion": "winproxy.io/plan/v1"`) {
 		t.Errorf("plan -o json: err %v, output:\n%s", err, out)
 	}
-	if _, err := runAgent("plan", "-f", "../../docs/examples/plan-overlay-dsr.yaml", "-o", "yaml"); err == nil {
-		t.Error("-o yaml accepted")
+	out, err = runAgent("plan", "-f", "../../docs/examples/plan-overlay-dsr.yaml", "-o", "yaml")
+	if err != nil || !strings.Contains(out, "kind: Plan\n") || !strings.Contains(out, "schemaVersion: winproxy.io/plan/v1\n") || !strings.Contains(out, "  family: IPv4\n") {
+		t.Errorf("plan -o yaml: err %v, output:\n%s", err, out)
+	}
+	if _, err := runAgent("plan", "-f", "../../docs/examples/plan-overlay-dsr.yaml", "-o", "wide"); err == nil || !strings.Contains(err.Error(), "table, json, yaml") {
+		t.Errorf("-o wide: %v, want the formats listed", err)
 	}
 	if _, err := runAgent("plan"); err == nil {
 		t.Error("neither -f nor --node accepted")
@@ -67,7 +71,7 @@ endpointSlices:
 	if err != nil {
 		t.Fatalf("plan --hns: %v\n%s", err, out)
 	}
-	for _, want := range []string{"HNS CALLS AGAINST THE DUMP", "HOST LOAD BALANCERS (2)", "foreign   adopted", "winproxy  deleted", "foreign   left alone"} {
+	for _, want := range []string{"HNS CALLS AGAINST THE DUMP", "HOST LOAD BALANCERS (2)", "foreign    adopted", "winproxy   deleted", "foreign    left alone"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan --hns lacks %q:\n%s", want, out)
 		}

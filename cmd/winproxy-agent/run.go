@@ -36,11 +36,7 @@ Like kube-proxy it answers load balancers' health checks: /healthz and /livez on
 per healthCheckNodePort; and it skips the Services kube-proxy skips (headless, and those labelled
 service.kubernetes.io/service-proxy-name).`,
 	}
-	logging := cli.AddLoggingFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := logging.Apply(); err != nil {
-			return err
-		}
 		opts.Debug.Flags = cli.FlagValues(cmd.Flags(), cmd.InheritedFlags())
 		cli.LogStartup(ctrl.Log.WithName("setup"), "winproxy-agent", opts.Debug.Flags)
 		cli.RegisterClientMetrics()

@@ -1,6 +1,6 @@
 // Package cli gives both winproxy binaries the command-line habits of Kubernetes components, so
 // that an admin who ran kube-proxy finds the same flags: component-base logging (--v, --vmodule,
-// --logging-format text|json) and a version command.
+// --logging-format text|json), a version command, and the kubeconfig found as kubectl finds it.
 package cli
 
 import (
@@ -30,6 +30,9 @@ type Logging struct {
 // releases had, hidden and deprecated: they are accepted and ignored with a warning, so that
 // existing manifests keep starting.
 func AddLoggingFlags(fs *pflag.FlagSet) *Logging {
+	// A process parses one command line, but tests run many commands in one process: the same
+	// settings may be applied again, different ones are still refused.
+	logsapi.ReapplyHandling = logsapi.ReapplyHandlingIgnoreUnchanged
 	l := &Logging{config: logsapi.NewLoggingConfiguration()}
 	logsapi.AddFlags(l.config, fs)
 	var old zap.Options

@@ -71,7 +71,7 @@ func TestSamplesApplyAndPrint(t *testing.T) {
 	}
 
 	out = kubectl(t, "get", "wpc", "-o", "wide")
-	sameColumns(t, out, "NAME", "DSR", "NETWORK", "NODES", "PROGRAMMED", "DOWNGRADED", "READY", "AGE", "SOURCE-VIP", "MESSAGE")
+	sameColumns(t, out, "NAME", "DSR", "NETWORK", "NODES", "PROGRAMMED", "DOWNGRADED", "READY", "AGE", "UNREACHABLE", "SOURCE-VIP", "MESSAGE")
 	if r := row(t, out, "flannel-overlay"); !contains(r, "Create") {
 		t.Errorf("flannel row = %v, want SOURCE-VIP Create", r)
 	}
@@ -110,6 +110,8 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 		Conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionProgrammed, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSynced, Message: "7 load balancers programmed", LastTransitionTime: now},
 			{Type: v1alpha1.ConditionDualStackDowngraded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOverlayNetwork, Message: "overlay networks support IPv4 only", LastTransitionTime: now},
+			{Type: v1alpha1.ConditionAgentAlive, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonHeartbeatRenewed, Message: "the agent renews its heartbeat, Lease winproxy-system/win-print", LastTransitionTime: now},
+			{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonSynced, Message: "7 load balancers programmed", LastTransitionTime: now},
 		},
 	}
 	if err := env.Client.Status().Update(ctx, wpn); err != nil {
@@ -117,13 +119,13 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 	}
 
 	out := kubectl(t, "get", "wpn")
-	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "AGE")
+	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "ALIVE", "READY", "AGE")
 	r := row(t, out, "win-print")
-	if got, want := strings.Join(r[:8], " "), "win-print calico-overlay-dsr Overlay 10.244.1.2 true 7 True True"; got != want {
+	if got, want := strings.Join(r[:10], " "), "win-print calico-overlay-dsr Overlay 10.244.1.2 true 7 True True True True"; got != want {
 		t.Errorf("wpn row = %q, want %q", got, want)
 	}
 	out = kubectl(t, "get", "wpn", "-o", "wide")
-	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "AGE", "HNS", "FAMILIES", "MESSAGE")
+	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "ALIVE", "READY", "AGE", "HNS", "FAMILIES", "HEARTBEAT", "MESSAGE")
 	if r := row(t, out, "win-print"); !contains(r, "13.3") || !contains(r, "IPv4,IPv6") {
 		t.Errorf("wide wpn row = %v, want HNS 13.3 and FAMILIES IPv4,IPv6", r)
 	}
