@@ -67,6 +67,10 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 	if !e.NetworkReady.True && (first || prev.NetworkReady.Reason != e.NetworkReady.Reason) {
 		warn(e.NetworkReady.Reason, "%s; nothing is programmed until it appears", e.NetworkReady.Message)
 	}
+	// A source VIP a pod holds needs a person to pick another address: say so once.
+	if c := e.SourceVIPReady; c.Reason == v1alpha1.ReasonSourceVIPConflict && (first || prev.SourceVIPReady.Reason != c.Reason) {
+		warn(c.Reason, "%s; nothing is programmed until the config names another address", c.Message)
+	}
 	if !e.Programmable {
 		return
 	}

@@ -119,5 +119,10 @@ func TestRBACControllerLeastPrivilege(t *testing.T) {
 		{"update", "windowsproxynodes.winproxy.io", []string{"--subresource=status"}, false},
 		{"update", "nodes", nil, false},
 		{"create", "pods", []string{"-A"}, false},
+		// Nor Pods at all: whether a pod holds a source VIP is its node's agent to tell.
+		{"get", "pods", []string{"-A"}, false},
+		{"list", "pods", []string{"-A"}, false},
+		{"watch", "pods", []string{"-A"}, false},
+		{"watch", "services", []string{"-A"}, true},
 	})
 }
