@@ -118,7 +118,7 @@ conformance: ## Compare winproxy with upstream winkernel on CONFORMANCE_CLUSTERS
 # The packages that need no control plane, those that start one (envtest), and the end-to-end ones
 # that run the built binaries, kubectl and helm.
 INTEGRATION_PKGS := ./api/... ./controllers
-E2E_PKGS := ./test/e2e ./test/chaos ./test/monitoring ./internal/demo
+E2E_PKGS := ./test/e2e ./test/chaos ./test/images ./test/monitoring ./internal/demo
 UNIT_PKGS = $(shell go list ./... | grep -v -e '/test/' -e '/internal/demo$$' -e '/internal/testenv$$' -e '/api/v1alpha1$$' -e '/controllers$$')
 
 .PHONY: test-unit
@@ -221,6 +221,33 @@ docker-build-agent: ## Build the agent's Windows HostProcess image AGENT_IMG int
 docker-push: ## Push IMG, then build and push AGENT_IMG (buildx).
 	$(CONTAINER_TOOL) push $(IMG)
 	$(CONTAINER_TOOL) buildx build --platform windows/amd64 --target agent --build-arg LDFLAGS="$(LDFLAGS)" -t $(AGENT_IMG) --push .
+
+# make images and make release build both images with Go alone, no container engine (hack/images,
+# with go-containerregistry), reproducibly: the same commit and Go toolchain give the same digests.
+# The bases are pinned by digest in internal/imagebuild/bases.go; CONTROLLER_BASE and AGENT_BASE
+# replace them (also by digest), e.g. with a mirror's copies.
+IMAGES_DIR ?= $(LOCALBIN)/images
+CONTROLLER_BASE ?=
+AGENT_BASE ?=
+IMAGE_BUILD_FLAGS = --version "$(VERSION)" --commit "$(COMMIT)" --ldflags "$(LDFLAGS)" \
+	--controller-base "$(CONTROLLER_BASE)" --agent-base "$(AGENT_BASE)"
+
+.PHONY: images
+images: ## Build both images with Go alone into IMAGES_DIR (an OCI image layout): the controller for linux/amd64 and arm64, the agent for windows/amd64 (HostProcess).
+	go run ./hack/images build --out $(IMAGES_DIR) $(IMAGE_BUILD_FLAGS)
+
+# make release REGISTRY=ghcr.io/you VERSION=v0.2.0: see docs/install.md and the CHANGELOG.
+REGISTRY ?=
+CHART_REPO ?=
+RELEASE_DIR ?= dist/release/$(VERSION)
+DRY_RUN ?=
+PLAIN_HTTP ?=
+is-set = $(filter 1 true yes,$(1))
+
+.PHONY: release
+release: $(if $(call is-set,$(DRY_RUN)),,$(HELM)) ## Push both images to REGISTRY and the chart (appVersion and image digests filled in) to oci://REGISTRY/charts; SBOMs and checksums into RELEASE_DIR. DRY_RUN=1 prints the plan only.
+	go run ./hack/images release --registry "$(REGISTRY)" --chart-repo "$(CHART_REPO)" --helm $(HELM) --chart $(CHART_DIR) \
+		--dist "$(RELEASE_DIR)" $(if $(call is-set,$(DRY_RUN)),--dry-run) $(if $(call is-set,$(PLAIN_HTTP)),--plain-http) $(IMAGE_BUILD_FLAGS)
 
 ##@ Helm
 
