@@ -16,7 +16,6 @@ func TestKubeconfigErrors(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	for _, args := range [][]string{
 		{"plan", "--kubeconfig", missing, "--node", "win-1"},
-		{"migrate", "--kubeconfig", missing, "--daemonset", "kube-system/kube-proxy-windows"},
 		{"run", "--kubeconfig", missing, "--hns=sim", "--hns-sim-state", filepath.Join(t.TempDir(), "host.json")},
 	} {
 		_, err := runAgent(args...)
