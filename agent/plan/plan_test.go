@@ -182,6 +182,7 @@ func TestStatusIsWhatTheAgentWrites(t *testing.T) {
 	if diff := cmp.Diff([]string{
 		v1alpha1.ConditionNetworkReady, v1alpha1.ConditionSourceVIPReady, v1alpha1.ConditionDSRActive,
 		v1alpha1.ConditionDualStackDowngraded, v1alpha1.ConditionProgrammed, v1alpha1.ConditionDegraded,
+		v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	}, types); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
