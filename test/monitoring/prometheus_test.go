@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/internal/fleet"
 	"github.com/winproxy/winproxy/internal/featuregate"
+	"github.com/winproxy/winproxy/internal/fleet"
 	"github.com/winproxy/winproxy/internal/testenv"
 )
 
@@ -204,7 +204,7 @@ func (s *scenario) exercise(t *testing.T) {
 	}
 	eventually(t, time.Minute, func() error {
 		if n, err := agent.Metric("winproxy_agent_drift_repairs_total", `kind="loadbalancer"`); err != nil || n == 0 {
-			return fmt.Errorf("no drift repair on %s yet (%v)", node.Name, err)
+			return fmt.Errorf("no drift repair on %s yet (%w)", node.Name, err)
 		}
 		return nil
 	})
@@ -227,7 +227,7 @@ func (s *scenario) exercise(t *testing.T) {
 	eventually(t, time.Minute, func() error {
 		for name, a := range s.agents {
 			if n, err := a.Metric("kubeproxy_network_programming_duration_seconds_count"); err != nil || n == 0 {
-				return fmt.Errorf("no network-programming latency on %s yet (%v)", name, err)
+				return fmt.Errorf("no network-programming latency on %s yet (%w)", name, err)
 			}
 		}
 		return nil
@@ -392,7 +392,7 @@ func (p *promServer) waitScraped(t *testing.T, targets int) {
 	eventually(t, time.Minute, func() error {
 		n, err := p.count(`up == 1`)
 		if err != nil || n < targets {
-			return fmt.Errorf("%d of %d targets up (%v)", n, targets, err)
+			return fmt.Errorf("%d of %d targets up (%w)", n, targets, err)
 		}
 		return nil
 	})
@@ -404,7 +404,7 @@ func (p *promServer) waitSamples(t *testing.T, expr string, want float64) {
 	eventually(t, time.Minute, func() error {
 		r, err := p.query(expr)
 		if err != nil || len(r) == 0 {
-			return fmt.Errorf("%s: %v", expr, err)
+			return fmt.Errorf("%s: %w", expr, err)
 		}
 		var v float64
 		_, _ = fmt.Sscan(r[0].Value[1].(string), &v)
