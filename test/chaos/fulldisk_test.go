@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,6 +75,9 @@ func TestFullDisk(t *testing.T) {
 	if c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonLedgerNotWritable || !strings.Contains(c.Message, "no space left on device") {
 		t.Errorf("on the full disk OwnershipRecorded is %s %s %q, want False %s naming the disk", c.Status, c.Reason, c.Message, v1alpha1.ReasonLedgerNotWritable)
 	}
+	if err := r.diskWarning(); err != nil {
+		t.Error(err)
+	}
 	r.weather(sim.Weather{})
 	recovered := time.Now()
 	if err := r.waitOwnership(v1alpha1.ReasonLedgerWritten, time.Minute); err != nil {
@@ -118,6 +123,21 @@ func (r *rig) ownership(t *testing.T) metav1.Condition {
 		t.Fatalf("no %s condition: %+v", v1alpha1.ConditionOwnershipRecorded, wpn.Status.Conditions)
 	}
 	return *c
+}
+
+// diskWarning finds the agent's Warning Event naming the node and the disk.
+func (r *rig) diskWarning() error {
+	var list eventsv1.EventList
+	if err := r.env.Client.List(context.Background(), &list); err != nil {
+		return err
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name == node.Name && e.Type == corev1.EventTypeWarning && e.Reason == v1alpha1.ReasonLedgerNotWritable &&
+			strings.Contains(e.Note, "node "+node.Name) && strings.Contains(e.Note, "no space left on device") {
+			return nil
+		}
+	}
+	return fmt.Errorf("no Warning Event %s about node %s naming the disk", v1alpha1.ReasonLedgerNotWritable, node.Name)
 }
 
 // waitOwnership waits until OwnershipRecorded has reason.
