@@ -182,7 +182,7 @@ func (p *Plan) problemsTable() *metav1.Table {
 func (p *Plan) callsTable() *metav1.Table {
 	t := newTable("Call", "Reason", "ID", "Owner", "Object", "Error")
 	for _, c := range p.HNSCalls {
-		addRow(t, string(c.Operation), or(c.Reason, "-"), or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
+		addRow(t, c.Operation, or(c.Reason, "-"), or(c.ID, "-"), or(c.Owner, "-"), c.Object, or(c.Error, "-"))
 	}
 	return t
 }
