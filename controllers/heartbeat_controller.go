@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -67,6 +68,9 @@ func (r *HeartbeatReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	heartbeatAge.source.Store(&ageSource{tracker: r.tracker, clock: r.clock})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("heartbeat").
+		// Writes happen on transitions only, but at install or upgrade every node gets its first
+		// AgentAlive at once: a few in flight keep a large fleet's first verdicts to seconds.
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: 8}).
 		For(&winproxyv1alpha1.WindowsProxyNode{}, builder.WithPredicates(aliveChanged)).
 		WatchesRawSource(source.TypedKind(mgr.GetCache(), &coordinationv1.Lease{}, leases)).
 		WatchesRawSource(source.Func(r.sweep)).

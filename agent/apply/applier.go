@@ -10,10 +10,14 @@
 // balancer identical to one it wants is adopted without a call, so a lost
 // ledger costs no blackout.
 //
-// Drift is repaired: every sync lists the host's load balancers and the
-// network's endpoints (reads), so an object deleted behind the agent's back
-// is recreated. Failed objects are retried on later syncs with exponential
-// backoff instead of waiting for the service to change.
+// Drift is repaired: a full Apply runs against a list of the host's load
+// balancers and the network's endpoints (Observe) or against what the
+// applier recalls of the last one (Recall), so an object deleted behind the
+// agent's back is recreated once a list or an ID check (Verify) shows it. A
+// sync a change triggered may program only what changed (ApplyChanges).
+// Which of these a sync does is decided in one place, agent/syncmode.
+// Failed objects are retried on later syncs with exponential backoff
+// instead of waiting for the service to change.
 package apply
 
 import (
@@ -119,6 +123,20 @@ func (a *Applier) Observe(ctx context.Context, networkName, hostMAC string) (*Ob
 	}
 	return o, err
 }
+
+// CanRecall reports whether the applier holds a list of HNS to start from
+// (Recall, LocalView, Verify): none before the first Observe, after a write
+// whose outcome only a list can tell, or once the network was recreated.
+func (a *Applier) CanRecall() bool { return a.model.valid && a.version != nil }
+
+// Settled reports whether the last sync left HNS exactly as wanted (no
+// failure, nothing skipped): only then may the next program just what
+// changed.
+func (a *Applier) Settled() bool { return a.settled }
+
+// RetriesPending reports whether objects wait for their retry backoff,
+// which only a full Apply retries.
+func (a *Applier) RetriesPending() bool { return len(a.retries) > 0 }
 
 // Version is the HNS version the first Observe read; zero before.
 func (a *Applier) Version() hns.Version {

@@ -16,6 +16,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/internal/benchmeter"
 )
 
@@ -131,15 +132,15 @@ func (n *node) sync() sim.Counts {
 	var r apply.Result
 	var err error
 	if n.recall {
-		v, ok := n.app.LocalView(context.Background(), n.cl.Network.Name, enginetest.HostMAC)
-		if !ok {
-			n.b.Fatal("nothing to recall")
+		// As the agent syncs after a change, HNS checked this period (apply.Sync).
+		now := time.Now()
+		s := &apply.Sync{Applier: n.app, Network: n.cl.Network.Name, HostMAC: enginetest.HostMAC, LastChecked: now, LastListed: now,
+			Compute: func(v engine.HNSView) (*engine.Desired, engine.Changes) { return n.compute(v), n.cache.Changes() }}
+		out := s.Run(context.Background(), now, time.Minute)
+		if out.Decision.Step != syncmode.Changes {
+			n.b.Fatalf("the change was not programmed from the engine's changes alone (%v): %+v", out.Decision, n.cache.Changes())
 		}
-		var done bool
-		r, done, err = n.app.ApplyChanges(context.Background(), n.compute(v), n.cache.Changes())
-		if !done {
-			n.b.Fatalf("the change was not programmed from the engine's changes alone: %+v", n.cache.Changes())
-		}
+		r, err = out.Result, out.Err
 	} else {
 		r, err = apply.FullSync(context.Background(), n.app, n.cl.Network.Name, enginetest.HostMAC, n.compute)
 	}

@@ -10,18 +10,15 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
-// maxDelta is the most load balancers a sync programs one by one from
-// engine.Changes; a bigger change (a config rollout, many services at
-// once) takes a full Apply, whose cost does not grow with the change.
-const maxDelta = 256
-
 // ApplyChanges programs only what the engine says changed (engine.Changes),
 // from the model of HNS the applier keeps, without reading or diffing
 // anything else: the cost of a sync follows the change, not the cluster.
-// False means the sync could not be done that way and the caller must run
-// a full Apply (from Recall or Observe): the last full Apply left failures
-// or retries, the node context changed, the change is large, or a write
-// failed or met something unexpected (a frontend a foreign load balancer
+// Whether a sync may do that is the agent's decision (agent/syncmode: the
+// last sync settled, no retries pending, the node context unchanged, the
+// change small, the view the model's); ApplyChanges only refuses what it
+// meets while it programs. False means it did not finish and the caller
+// must run a full Apply (from Recall or Observe): a write failed or met
+// something the model did not know (a frontend a foreign load balancer
 // holds, an object gone). What was written before that is kept, and the
 // full Apply starts from it.
 func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine.Changes) (r Result, _ bool, _ error) {
@@ -29,11 +26,7 @@ func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine
 	defer a.noteLedger(&r)
 	// Whatever happens next, what changed is programmed only once a full
 	// Apply has run, unless this one succeeds.
-	settled := a.settled
 	a.settled = false
-	if !settled || ch.Everything || !d.Effective.Programmable || len(a.retries) > 0 || len(ch.LoadBalancers) > maxDelta {
-		return r, false, nil
-	}
 	network, local, ok := a.model.localView()
 	if !ok || !hns.SameID(network.ID, a.networkID) {
 		return r, false, nil

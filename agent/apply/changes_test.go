@@ -16,6 +16,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/syncmode"
 )
 
 // deltaHost is a host whose engine is incremental and whose syncs run as
@@ -89,30 +90,25 @@ func (h *deltaHost) settle() {
 	h.t.Fatal("HNS not settled after 4 full syncs")
 }
 
-// event is a sync a change triggered, as the agent's: done says whether
-// ApplyChanges did it alone.
+// event is a sync a change triggered, as the agent's (Sync.Run, HNS checked
+// this period so that no ID check runs): done says whether it programmed
+// only what changed (ApplyChanges).
 func (h *deltaHost) event() (r Result, done bool, err error) {
 	h.t.Helper()
-	v, ok := h.app.LocalView(h.ctx, netName, hostMAC)
-	if !ok {
-		r, err = h.listed()
-		return r, false, err
+	s := &Sync{Applier: h.app, Network: netName, HostMAC: hostMAC, LastChecked: h.clk.Now(), LastListed: h.clk.Now(),
+		Compute: func(v engine.HNSView) (*engine.Desired, engine.Changes) {
+			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			return h.inc.Desired(), h.inc.Changes()
+		}}
+	out := s.Run(h.ctx, h.clk.Now(), time.Minute)
+	if out.ReadErr != nil {
+		return Result{}, false, out.ReadErr
 	}
-	h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
-	d := h.inc.Desired()
-	if r, done, err = h.app.ApplyChanges(h.ctx, d, h.inc.Changes()); done {
-		if err == nil {
-			h.deltas++
-		}
-		return r, done, err
+	done = out.Decision.Step == syncmode.Changes
+	if done && out.Err == nil {
+		h.deltas++
 	}
-	o, ok := h.app.Recall(h.ctx, netName, hostMAC)
-	if !ok {
-		r, err = h.listed()
-		return r, false, err
-	}
-	r, err = h.app.Apply(h.ctx, o, d)
-	return r, false, err
+	return out.Result, done, out.Err
 }
 
 // converged fails unless the model is what HNS lists and a full sync from
@@ -444,8 +440,8 @@ func TestApplyChangesWhenAWriteFails(t *testing.T) {
 			if _, ok := h.app.Recall(h.ctx, netName, hostMAC); ok {
 				h.sameAsListed()
 			}
-			if _, done, _ := h.app.ApplyChanges(h.ctx, d, engine.Changes{}); done {
-				t.Error("programmed from changes before a full sync settled")
+			if h.app.Settled() {
+				t.Error("the applier says settled before a full sync settled again: the next sync would program from changes")
 			}
 			// The agent's next syncs: full ones until HNS is as wanted.
 			for range 3 {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -13,6 +14,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/syncmode"
 )
 
 // recalledSync runs a sync the way the agent runs one a change triggered:
@@ -200,19 +202,15 @@ func TestApplyChangesProgramsOnlyTheChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The first sync created the source-VIP endpoint, a local one:
-			// the engine sees it in the next view, a change of the node.
-			v, _ := h.app.LocalView(ctx, netName, hostMAC)
-			inc.SetNode(nodeName, h.cfg, nil, nil, v)
-			d := inc.Desired()
-			if _, ok, _ := h.app.ApplyChanges(ctx, d, inc.Changes()); ok {
-				t.Fatal("a change of the node context was programmed from changes")
-			}
-			if _, ok, _ := h.app.ApplyChanges(ctx, d, engine.Changes{}); ok {
-				t.Fatal("programmed from changes before the full sync that a refusal calls for")
-			}
-			recalled, _ := h.app.Recall(ctx, netName, hostMAC)
-			if _, err := h.app.Apply(ctx, recalled, d); err != nil {
-				t.Fatal(err)
+			// the engine sees it in the next view, a change of the node, which
+			// the agent's next sync programs in full from what it recalls.
+			sync := &Sync{Applier: h.app, Network: netName, HostMAC: hostMAC, LastChecked: h.clk.Now(), LastListed: h.clk.Now(),
+				Compute: func(v engine.HNSView) (*engine.Desired, engine.Changes) {
+					inc.SetNode(nodeName, h.cfg, nil, nil, v)
+					return inc.Desired(), inc.Changes()
+				}}
+			if out := sync.Run(ctx, h.clk.Now(), time.Minute); out.Err != nil || out.Decision != (syncmode.Decision{Step: syncmode.Recall, Reason: syncmode.NodeContextChanged}) {
+				t.Fatalf("the sync after the source-VIP endpoint appeared: %v, %v; want a full Apply from what the applier recalls", out.Decision, out.Err)
 			}
 			set := func(names ...string) func() {
 				return func() {

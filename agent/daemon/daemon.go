@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -41,6 +40,7 @@ import (
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/selectors"
+	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/nodeinfo"
 )
@@ -117,9 +117,8 @@ type agent struct {
 	lastHealth  healthReport
 	lastFailed  bool
 	limiter     eventLimiter
-	// lastListed is when HNS was last listed, lastChecked when it was last listed or found by
-	// its IDs to hold what the applier recalls (hnsState).
-	lastListed, lastChecked time.Time
+	// syncer is how a sync reads HNS and programs it (syncmode), with when HNS was last checked.
+	syncer apply.Sync
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -241,6 +240,7 @@ func newAgent(mgr manager.Manager, opts Options, hzHost string, hzPort int, hzDi
 	// Timeouts inside, counting outside: a call that timed out is counted with result "timeout",
 	// and only calls that returned count as progress of the sync loop.
 	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Progress}, opts.Ledger)
+	a.syncer.Applier = a.applier
 	return a
 }
 
@@ -438,46 +438,30 @@ func (a *agent) sync(ctx context.Context) error {
 	return syncErr
 }
 
-// program brings the engine's result up to date and programs it. A sync whose HNS state can be
-// trusted (hnsState) programs only what the engine changed, from the applier's model of HNS; when
-// the applier cannot do that, it applies in full from what it recalls, still without a list. Any
-// other sync lists HNS and applies in full. An error before anything was applied (HNS not
-// answering) skips the sync.
+// program brings the engine's result up to date and programs it, the way syncmode decides: from
+// the applier's model of HNS when it can be trusted (only what changed, or everything from what it
+// recalls), else from a list. An error before anything was applied (HNS not answering) skips the
+// sync.
 func (a *agent) program(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, others []*corev1.Node, period time.Duration, report *syncReport) error {
-	mac := a.hostMAC(cfg, node)
-	view, obs, err := a.hnsState(ctx, cfg.Network.Name, mac, period)
-	if err != nil {
-		return a.skipped(report, err)
+	a.syncer.Network, a.syncer.HostMAC = cfg.Network.Name, a.hostMAC(cfg, node)
+	a.syncer.Compute = func(view engine.HNSView) (*engine.Desired, engine.Changes) {
+		a.engine.SetNode(a.opts.NodeName, cfg, node, others, view)
+		return a.engine.Desired(), a.engine.Changes()
 	}
-	a.engine.SetNode(a.opts.NodeName, cfg, node, others, view)
-	desired := a.engine.Desired()
-	if obs == nil && !missesLocalEndpoint(desired) {
-		r, done, err := a.applier.ApplyChanges(ctx, desired, a.engine.Changes())
-		if done {
-			a.record(report, desired, r, err)
-			return err
-		}
-		obs, _ = a.applier.Recall(ctx, cfg.Network.Name, mac)
+	out := a.syncer.Run(ctx, a.opts.Clock.Now(), period)
+	a.log.V(4).Info("Sync decided", "step", out.Decision.Step, "reason", out.Decision.Reason)
+	report.decision = out.Decision
+	if out.ReadErr != nil {
+		return a.skipped(report, out.ReadErr)
 	}
-	if obs == nil {
-		// Nothing to recall, or a local pod's endpoint the model lacks: a pod's HNS endpoint is
-		// the CNI's, which only a list shows (a new pod's is in HNS by the time its
-		// EndpointSlice names it).
-		if obs, err = a.observe(ctx, cfg.Network.Name, mac); err != nil {
-			return a.skipped(report, err)
-		}
-		a.engine.SetNode(a.opts.NodeName, cfg, node, others, obs.View)
-		desired = a.engine.Desired()
-	}
-	r, err := a.applier.Apply(ctx, obs, desired)
-	a.record(report, desired, r, err)
-	return err
+	a.record(report, out.Desired, out.Result, out.Err)
+	return out.Err
 }
 
 // skipped records a sync that programmed nothing because HNS could not be read.
 func (a *agent) skipped(report *syncReport, err error) error {
 	report.hnsErr = err
-	a.metrics.Syncs.WithLabelValues("skipped").Inc()
+	a.metrics.Syncs.WithLabelValues("skipped", string(report.decision.Step), string(report.decision.Reason)).Inc()
 	return err
 }
 
@@ -493,56 +477,7 @@ func (a *agent) record(report *syncReport, desired *engine.Desired, r apply.Resu
 		// than counts of a sync that did not finish.
 		report.hnsErr = err
 	}
-	a.observeResult(r, err)
-}
-
-// fullListEvery is how many sync periods may pass between two full lists of HNS. Between them,
-// drift detection enumerates IDs only, which finds objects created or deleted behind the agent's
-// back (the CNI replacing a pod's endpoint, an admin deleting a load balancer) but not one changed
-// in place; the full list finds that.
-const fullListEvery = 10
-
-// hnsState is the engine's view of HNS for a sync. On Windows a list opens and queries every
-// object, the bulk of a sync's cost at scale, so a sync lists HNS only when it must: once every
-// fullListEvery periods, when the ID check that runs once a period finds that objects came or
-// went, and when the applier has nothing to recall (a new process, a failed write, a recreated
-// network). Any other sync, most of all one a change triggered, starts from what the applier
-// recalls of the last list and its own writes since, reading only the network; the Observation
-// is nil then.
-func (a *agent) hnsState(ctx context.Context, network, mac string, period time.Duration) (engine.HNSView, *apply.Observation, error) {
-	now := a.opts.Clock.Now()
-	// Nine tenths: the periodic sync comes a period after the last sync started, not after the
-	// last check; it must not miss the check by a hair.
-	trust := now.Sub(a.lastChecked) < period*9/10
-	if !trust && now.Sub(a.lastListed) < fullListEvery*period {
-		if same, err := a.applier.Verify(ctx); err == nil && same {
-			a.lastChecked, trust = now, true
-		}
-	}
-	if trust {
-		if view, ok := a.applier.LocalView(ctx, network, mac); ok {
-			return view, nil, nil
-		}
-	}
-	obs, err := a.observe(ctx, network, mac)
-	if err != nil {
-		return engine.HNSView{}, nil, err
-	}
-	return obs.View, obs, nil
-}
-
-func (a *agent) observe(ctx context.Context, network, mac string) (*apply.Observation, error) {
-	obs, err := a.applier.Observe(ctx, network, mac)
-	if err == nil {
-		now := a.opts.Clock.Now()
-		a.lastListed, a.lastChecked = now, now
-	}
-	return obs, err
-}
-
-// missesLocalEndpoint reports a local endpoint the engine found no HNS endpoint for.
-func missesLocalEndpoint(d *engine.Desired) bool {
-	return slices.ContainsFunc(d.Problems(), func(p engine.Problem) bool { return p.Reason == v1alpha1.ReasonLocalEndpointNotFound })
+	a.observeResult(report.decision, r, err)
 }
 
 // apiTimeout bounds the API calls of one sync.
@@ -561,15 +496,15 @@ func (a *agent) programmed(r syncReport) {
 	a.changes.programmed(r.finished, fams)
 }
 
-func (a *agent) observeResult(r apply.Result, err error) {
+func (a *agent) observeResult(d syncmode.Decision, r apply.Result, err error) {
+	result := "success"
 	switch {
 	case err != nil || r.LBsFailed > 0:
-		a.metrics.Syncs.WithLabelValues("failed").Inc()
+		result = "failed"
 	case r.Skipped != "":
-		a.metrics.Syncs.WithLabelValues("skipped").Inc()
-	default:
-		a.metrics.Syncs.WithLabelValues("success").Inc()
+		result = "skipped"
 	}
+	a.metrics.Syncs.WithLabelValues(result, string(d.Step), string(d.Reason)).Inc()
 	a.metrics.LoadBalancers.WithLabelValues("desired").Set(float64(r.LBsDesired))
 	a.metrics.LoadBalancers.WithLabelValues("programmed").Set(float64(r.LBsProgrammed))
 	a.metrics.LoadBalancers.WithLabelValues("failed").Set(float64(r.LBsFailed))

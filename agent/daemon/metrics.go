@@ -180,8 +180,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "winproxy_agent_syncs_total",
-			Help: "Syncs by result: success, failed (some HNS calls failed), skipped (network or HNS not ready).",
-		}, []string{"result"}),
+			Help: "Syncs by result (success, failed: some HNS calls failed, skipped: network or HNS not ready), and how they read HNS and what they programmed: mode Changes (only what changed, from the agent's model of HNS), Recall (everything, from the model) or List (everything, from a list of HNS), with the reason (agent/syncmode).",
+		}, []string{"result", "mode", "reason"}),
 		HNSCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "winproxy_agent_hns_calls_total",
 			Help: "HNS calls by operation and result (ok, or the HNS error: port_already_exists, not_found, not_implemented, hns_not_running, ...).",

@@ -7,6 +7,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/nodestatus"
+	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -24,6 +25,8 @@ type syncReport struct {
 	health    healthReport
 	finished  time.Time
 	duration  time.Duration
+	// decision is how the sync read HNS and what it programmed (syncmode).
+	decision syncmode.Decision
 }
 
 // buildStatus computes the WindowsProxyNode status from a sync report: nodestatus.Build, which

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+
+	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // Desired is the HNS state a node should have, and what is in effect.
@@ -48,4 +50,17 @@ func (d *Desired) Problems() []Problem {
 	}
 	sortProblems(out)
 	return out
+}
+
+// MissesLocalEndpoint reports whether an endpoint on this node had no HNS endpoint in the view
+// (LocalEndpointNotFound): the CNI creates those, so only a list shows a new one.
+func (d *Desired) MissesLocalEndpoint() bool {
+	for _, ps := range d.svcProblems {
+		for _, p := range ps {
+			if p.Reason == v1alpha1.ReasonLocalEndpointNotFound {
+				return true
+			}
+		}
+	}
+	return slices.ContainsFunc(d.nodeProblems, func(p Problem) bool { return p.Reason == v1alpha1.ReasonLocalEndpointNotFound })
 }

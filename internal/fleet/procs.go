@@ -57,7 +57,7 @@ func StartController(binDir, kubeconfig, logDir string, args ...string) (*Proces
 		bin:  filepath.Join(binDir, "winproxy-controller"),
 		args: append([]string{"--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 			"--heartbeat-namespace", SystemNamespace}, args...),
-		Log:  filepath.Join(logDir, "winproxy-controller.log"),
+		Log: filepath.Join(logDir, "winproxy-controller.log"),
 	}
 	return p, p.Start()
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +20,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/featuregate"
 )
@@ -194,22 +197,24 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 		mismatch = w.compareWithCompute(d, v)
 		return d
 	}
-	// As the agent syncs after a change of Services or EndpointSlices: only
-	// what the engine changed, from the applier's model of HNS. Pods coming
-	// and going are the CNI's and need a list, as in the agent.
-	res, done, err := apply.Result{}, false, error(nil)
-	if !s.Restart && len(s.AddEndpoints)+len(s.RemoveEndpoints) == 0 {
-		if v, ok := w.applier.LocalView(ctx, w.c.Network.Name, w.c.HostMAC); ok {
-			if res, done, err = w.applier.ApplyChanges(ctx, compute(v), w.cache.Changes()); done {
-				syncsFromChanges.Add(1)
-			}
-		}
+	// As the agent syncs after a change of Services or EndpointSlices
+	// (apply.Sync, which agent/syncmode decides): HNS checked this period,
+	// so from the applier's model of HNS, only what the engine changed when
+	// it can. Pods coming and going are the CNI's, which the agent's ID check
+	// finds: those steps list, as the agent's sync after the check does.
+	now := time.Now()
+	agentSync := &apply.Sync{Applier: w.applier, Network: w.c.Network.Name, HostMAC: w.c.HostMAC, LastChecked: now, LastListed: now,
+		Compute: func(v engine.HNSView) (*engine.Desired, engine.Changes) { return compute(v), w.cache.Changes() }}
+	if s.Restart || len(s.AddEndpoints)+len(s.RemoveEndpoints) > 0 {
+		agentSync.LastChecked, agentSync.LastListed = time.Time{}, time.Time{}
 	}
-	if !done && err == nil {
-		res, err = w.fullSync(ctx, compute)
-	}
+	out := agentSync.Run(ctx, now, time.Minute)
+	res, err := out.Result, errors.Join(out.ReadErr, out.Err)
 	if err != nil {
 		return StepResult{}, err
+	}
+	if out.Decision.Step == syncmode.Changes {
+		syncsFromChanges.Add(1)
 	}
 	if mismatch != "" {
 		return StepResult{}, fmt.Errorf("the incremental engine differs from engine.Compute (-cache +compute):\n%s", mismatch)

@@ -224,7 +224,7 @@ func checkOwnLeaseOnly(t *testing.T, f agentFixture, prefix string) {
 	if err := f.e.Client.Get(ctx, client.ObjectKey{Namespace: f.namespace, Name: nodeB}, got); err != nil {
 		t.Fatal(err)
 	}
-	if *got.Spec.HolderIdentity != nodeB || got.Spec.RenewTime.Time.After(before.Add(time.Minute)) {
+	if *got.Spec.HolderIdentity != nodeB || got.Spec.RenewTime.After(before.Add(time.Minute)) {
 		t.Errorf("%s's Lease changed under %s's agent: %+v", nodeB, nodeA, got.Spec)
 	}
 }
