@@ -16,6 +16,7 @@ func TestKubeconfigErrors(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	for _, args := range [][]string{
 		{"plan", "--kubeconfig", missing, "--node", "win-1"},
+		{"migrate", "--kubeconfig", missing, "--daemonset", "kube-system/kube-proxy-windows"},
 		{"run", "--kubeconfig", missing, "--hns=sim", "--hns-sim-state", filepath.Join(t.TempDir(), "host.json")},
 	} {
 		_, err := runAgent(args...)
@@ -57,5 +58,24 @@ func TestVerbosityFlag(t *testing.T) {
 	}
 	if _, err := runAgent("-v"); err == nil {
 		t.Error("-v without a level accepted, as if it were the version")
+	}
+}
+
+// run answers a kube-proxy flag with what to set instead.
+func TestRunRefusesKubeProxyFlags(t *testing.T) {
+	for flag, want := range map[string]string{
+		"--enable-dsr":             "set spec.dsr.enabled there",
+		"--network-name=vxlan0":    "set spec.network.name there",
+		"--source-vip=10.244.1.2":  "set spec.overlay.sourceVIP there",
+		"--feature-gates=WinDSR=1": "set spec.featureGates there",
+		"--masquerade-all":         "without an equivalent in winproxy",
+	} {
+		_, err := runAgent("run", flag)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "winproxy-agent migrate") && !strings.Contains(want, "equivalent") {
+			t.Errorf("run %s: %v, want %q", flag, err, want)
+		}
+	}
+	if _, err := runAgent("run", "--no-such-flag"); err == nil || err.Error() != "unknown flag: --no-such-flag" {
+		t.Errorf("run --no-such-flag: %v, want pflag's own error", err)
 	}
 }

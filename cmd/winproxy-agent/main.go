@@ -6,12 +6,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/winproxy/winproxy/internal/cli"
+	"github.com/winproxy/winproxy/internal/migrate"
 	"github.com/winproxy/winproxy/internal/version"
 )
 
@@ -37,8 +40,21 @@ func newRootCommand() *cobra.Command {
 	logging := cli.AddLoggingFlags(root.PersistentFlags())
 	root.Flags().Bool("version", false, "print the version, commit and Go version")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return logging.Apply() }
-	root.AddCommand(newRunCommand(), newPlanCommand(), newHNSCommand(), newCleanupCommand(), newVersionCommand())
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newRunCommand(), newPlanCommand(), newMigrateCommand(), newHNSCommand(), newCleanupCommand(), newVersionCommand())
 	return root
+}
+
+// flagError answers a kube-proxy flag (the agent replaces kube-proxy, so its flags are what an
+// admin tries first) with the WindowsProxyConfig field or agent setting to use instead.
+func flagError(_ *cobra.Command, err error) error {
+	var unknown *pflag.NotExistError
+	if errors.As(err, &unknown) {
+		if explained := migrate.UnknownAgentFlagError(unknown.GetSpecifiedName()); explained != nil {
+			return explained
+		}
+	}
+	return err
 }
 
 func newVersionCommand() *cobra.Command {
