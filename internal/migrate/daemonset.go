@@ -50,8 +50,8 @@ func (in *Input) AddDaemonSet(ctx context.Context, ds *appsv1.DaemonSet, get Con
 			if script := imageScript(c); script != "" {
 				what = script + ", a script of its image"
 			}
-			in.Note("%s: container %s runs %s (%s), so the kube-proxy flags it passes are not in the cluster: "+
-				"give that script (or the command line it runs) with --script to translate them too", from, c.Name, what, c.Image)
+			in.hidden = append(in.hidden, fmt.Sprintf("%s: container %s runs %s (%s), so the kube-proxy flags it passes are not in the cluster: "+
+				"give that script (or the command line it runs) with --script to translate them too", from, c.Name, what, c.Image))
 		}
 	}
 	return nil

@@ -30,6 +30,9 @@ type Input struct {
 	notes []string
 	// flags counts the kube-proxy flags read from command lines.
 	flags int
+	// hidden are warnings about containers whose flags are not visible (a script of the image):
+	// moot once a command line gives flags.
+	hidden []string
 }
 
 // value is one setting's raw value and where it was read.

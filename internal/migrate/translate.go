@@ -50,6 +50,9 @@ func Translate(in *Input, name string) (*Result, error) {
 		Network:      v1alpha1.NetworkSpec{Type: v1alpha1.NetworkTypeAuto},
 	}}
 	t.warn = append(t.warn, in.notes...)
+	if in.flags == 0 {
+		t.warn = append(t.warn, in.hidden...)
+	}
 	if err := t.network(); err != nil {
 		return nil, err
 	}
