@@ -83,8 +83,15 @@ func makeOutput(target string, vars ...string) (string, error) {
 	args := append([]string{"--no-print-directory", "-C", env.RepoRoot, target,
 		"CONTROLLER_BASE=" + b[0], "AGENT_BASE=" + b[1], "VERSION=" + version, "COMMIT=" + commit}, vars...)
 	cmd := exec.Command("make", args...)
-	// Private helm and docker configuration: nothing of the user's leaks in.
-	cmd.Env = append(os.Environ(), helmEnv()...)
+	// As from a shell: not as a sub-make of `make test`, whose MAKEFLAGS would pass its variables
+	// and job server on; and with helm and docker configurations of its own, so nothing of the
+	// user's leaks in.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "MAKEFLAGS" && k != "MFLAGS" && k != "MAKELEVEL" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, helmEnv()...)
 	cmd.Env = append(cmd.Env, "DOCKER_CONFIG="+work+"/docker")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
