@@ -35,7 +35,10 @@ import (
 // (templates/controller-rbac.yaml), not a marker here: a marker would grant them in every
 // namespace.
 type HeartbeatReconciler struct {
-	client    client.Client
+	client client.Client
+	// live reads past the cache, to confirm a Lease is stale before saying so: after the
+	// controller's own connection was cut, its cache may not have caught up yet.
+	live      client.Reader
 	clock     clock.Clock
 	tracker   *heartbeat.Tracker
 	namespace string
@@ -43,8 +46,8 @@ type HeartbeatReconciler struct {
 
 // NewHeartbeatReconciler returns a reconciler of the heartbeats in namespace, which declares an
 // agent lost after grace without a renewal.
-func NewHeartbeatReconciler(c client.Client, namespace string, grace time.Duration, clk clock.Clock) *HeartbeatReconciler {
-	return &HeartbeatReconciler{client: c, clock: clk, namespace: namespace, tracker: heartbeat.NewTracker(namespace, grace, clk.Now())}
+func NewHeartbeatReconciler(c client.Client, live client.Reader, namespace string, grace time.Duration, clk clock.Clock) *HeartbeatReconciler {
+	return &HeartbeatReconciler{client: c, live: live, clock: clk, namespace: namespace, tracker: heartbeat.NewTracker(namespace, grace, clk.Now())}
 }
 
 // +kubebuilder:rbac:groups=winproxy.io,resources=windowsproxynodes/status,verbs=patch
@@ -105,6 +108,20 @@ func (r *HeartbeatReconciler) sweep(ctx context.Context, q workqueue.TypedRateLi
 	return nil
 }
 
+// confirm reads node name's Lease from the API server, past the cache, and records it: a version
+// the cache has not shown yet counts as a renewal seen now.
+func (r *HeartbeatReconciler) confirm(ctx context.Context, name string, now time.Time) error {
+	lease := &coordinationv1.Lease{}
+	switch err := r.live.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: name}, lease); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the heartbeat Lease %s/%s: %w", r.namespace, name, err)
+	}
+	r.tracker.Observe(lease, now)
+	return nil
+}
+
 // aliveChanged passes new WindowsProxyNodes, deleted ones, and updates that changed or dropped
 // AgentAlive: a status write of the agent's that leaves it alone needs no verdict.
 var aliveChanged = predicate.Funcs{
@@ -143,6 +160,13 @@ func (r *HeartbeatReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	v := r.tracker.Judge(req.Name, wpn.CreationTimestamp.Time, now)
 	if !v.Decided {
 		return ctrl.Result{RequeueAfter: v.RecheckAt.Sub(now)}, nil
+	}
+	if !v.Alive && v.Reason == winproxyv1alpha1.ReasonHeartbeatLost && !meta.IsStatusConditionFalse(wpn.Status.Conditions, winproxyv1alpha1.ConditionAgentAlive) {
+		// About to say an agent is gone: make sure it is not this controller's view that lags.
+		if err := r.confirm(ctx, req.Name, now); err != nil {
+			return ctrl.Result{}, err
+		}
+		v = r.tracker.Judge(req.Name, wpn.CreationTimestamp.Time, now)
 	}
 	after := wpn.DeepCopy()
 	if heartbeat.Apply(&after.Status, wpn, v, now) {

@@ -38,7 +38,7 @@ const testGrace = 2 * time.Second
 // does, with grace.
 func withHeartbeats(grace time.Duration) setupFunc {
 	return func(mgr ctrl.Manager, _ *controller) error {
-		return NewHeartbeatReconciler(mgr.GetClient(), heartbeatNamespace, grace, clock.RealClock{}).SetupWithManager(mgr)
+		return NewHeartbeatReconciler(mgr.GetClient(), mgr.GetAPIReader(), heartbeatNamespace, grace, clock.RealClock{}).SetupWithManager(mgr)
 	}
 }
 

@@ -104,7 +104,7 @@ func run() error {
 	if gracePeriod <= 0 {
 		return fmt.Errorf("--node-grace-period must be positive, not %v", gracePeriod)
 	}
-	if err := controllers.NewHeartbeatReconciler(mgr.GetClient(), heartbeatNamespace, gracePeriod, clock.RealClock{}).SetupWithManager(mgr); err != nil {
+	if err := controllers.NewHeartbeatReconciler(mgr.GetClient(), mgr.GetAPIReader(), heartbeatNamespace, gracePeriod, clock.RealClock{}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the heartbeat controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
