@@ -124,7 +124,7 @@ func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {
 // address that is no unicast address (0.0.0.0, 127.0.0.1, 224.0.0.1,
 // fe80::1: the apiserver accepts any IP in services/status) is no
 // frontend: it is skipped and reported, where winkernel programs it
-// (docs/design/dataplane.md#load-balancer-ingress).
+// (docs/design/dataplane.md#load-balancers).
 func (s *serviceComputer) ingressIPs(svc *corev1.Service, fam v1alpha1.IPFamily) []netip.Addr {
 	var out []netip.Addr
 	for _, ing := range svc.Status.LoadBalancer.Ingress {

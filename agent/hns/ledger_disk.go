@@ -45,7 +45,7 @@ type LedgerStatus struct {
 	// Unsaved counts the changes held in memory only, since a write failed
 	// with WriteErr. HNS is programmed all the same; a restart before they
 	// are written recognises only the load balancers that match what it
-	// wants then (docs/reliability.md#full-disk).
+	// wants then (docs/reliability.md#the-hardening-run-issue-22).
 	Unsaved  int
 	WriteErr error
 	// SpaceErr is why the journal could not reserve space ahead (or be
