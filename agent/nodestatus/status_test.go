@@ -246,3 +246,37 @@ func TestBuildStatusHealth(t *testing.T) {
 		})
 	}
 }
+
+// TestBehind: a node that falls behind says so once (Programmed=False, ProgrammingBehind, kstatus
+// InProgress), the same words at every later beat (no write per beat), leaves a node already not
+// programmed as it is, and the sync that catches up writes Programmed again.
+func TestBehind(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	programmed := Build(v1alpha1.WindowsProxyNodeStatus{}, wpn(), programmedReport(t0))
+	since := t0.Add(time.Minute)
+	behind, ok := Behind(programmed, wpn(), since, 60*time.Second, since.Add(61*time.Second))
+	if !ok {
+		t.Fatal("a programmed node that fell behind was not reported")
+	}
+	for typ, want := range map[string]string{
+		v1alpha1.ConditionProgrammed: "False/" + v1alpha1.ReasonProgrammingBehind, v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonProgrammingBehind,
+		v1alpha1.ConditionReconciling: "True/" + v1alpha1.ReasonProgrammingBehind, v1alpha1.ConditionStalled: "False/" + v1alpha1.ReasonAsExpected,
+		v1alpha1.ConditionDegraded: "False/" + v1alpha1.ReasonAsExpected,
+	} {
+		if c := condition(t, behind, typ); string(c.Status)+"/"+c.Reason != want {
+			t.Errorf("%s = %s/%s, want %s", typ, c.Status, c.Reason, want)
+		}
+	}
+	later, _ := Behind(behind, wpn(), since, 60*time.Second, since.Add(5*time.Minute))
+	if !equality.Semantic.DeepEqual(behind, later) {
+		t.Errorf("a later beat while still behind changed the status, a write per beat:\n%s", cmp.Diff(behind, later))
+	}
+	failed := Build(v1alpha1.WindowsProxyNodeStatus{}, wpn(), Sync{HNSErr: errors.New("boom"), Finished: t0})
+	if st, ok := Behind(failed, wpn(), since, time.Minute, since.Add(2*time.Minute)); ok || !equality.Semantic.DeepEqual(st, failed) {
+		t.Errorf("a node already not programmed was reported behind: %+v", st.Conditions)
+	}
+	caughtUp := Build(behind, wpn(), programmedReport(since.Add(90*time.Second)))
+	if c := condition(t, caughtUp, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %s/%s after the sync that caught up", c.Status, c.Reason)
+	}
+}
