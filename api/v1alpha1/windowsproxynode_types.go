@@ -344,7 +344,6 @@ type WindowsProxyNodeStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="HNS",type=string,JSONPath=".status.hns.version",priority=1
 // +kubebuilder:printcolumn:name="Families",type=string,JSONPath=".status.ipFamiliesText",priority=1
-// +kubebuilder:printcolumn:name="Heartbeat",type=string,JSONPath=".status.conditions[?(@.type=='AgentAlive')].message",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type=='Ready')].message",priority=1
 type WindowsProxyNode struct {
 	metav1.TypeMeta `json:",inline"`

@@ -125,7 +125,7 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 		t.Errorf("wpn row = %q, want %q", got, want)
 	}
 	out = kubectl(t, "get", "wpn", "-o", "wide")
-	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "ALIVE", "READY", "AGE", "HNS", "FAMILIES", "HEARTBEAT", "MESSAGE")
+	sameColumns(t, out, "NAME", "CONFIG", "NETWORK", "SOURCE-VIP", "DSR", "LBS", "PROGRAMMED", "DOWNGRADED", "ALIVE", "READY", "AGE", "HNS", "FAMILIES", "MESSAGE")
 	if r := row(t, out, "win-print"); !contains(r, "13.3") || !contains(r, "IPv4,IPv6") {
 		t.Errorf("wide wpn row = %v, want HNS 13.3 and FAMILIES IPv4,IPv6", r)
 	}
