@@ -5,7 +5,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,33 +131,6 @@ func renewAll(tb testing.TB, leases []*coordinationv1.Lease, rounds int) (time.D
 		})
 	}
 	return cpuTime(tb) - before, time.Since(start)
-}
-
-// parallelEach runs fn(0..n-1) on 16 goroutines and fails tb on the first error.
-func parallelEach(tb testing.TB, n int, fn func(ctx context.Context, i int) error) {
-	tb.Helper()
-	ctx := context.Background()
-	idx := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range idx {
-				if err := fn(ctx, i); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		idx <- i
-	}
-	close(idx)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		tb.Fatal(err)
-	}
 }
 
 // cpuTime is the CPU time this process has used, user and system.

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -125,19 +124,10 @@ func ensureNamespace(t testing.TB, name string) {
 	}
 }
 
-// wpnKstatus is what kstatus reads from WindowsProxyNode name, read unstructured as tools do.
+// wpnKstatus is what kstatus reads from WindowsProxyNode name.
 func wpnKstatus(t testing.TB, name string) *status.Result {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(winproxyv1alpha1.GroupVersion.WithKind("WindowsProxyNode"))
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
-		t.Fatal(err)
-	}
-	res, err := status.Compute(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return kstatusOfKind(t, winproxyv1alpha1.GroupVersion.WithKind("WindowsProxyNode"), name)
 }
 
 // waitNode waits until WindowsProxyNode name's condition typ has status st and reason, and

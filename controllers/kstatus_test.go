@@ -13,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,12 +22,17 @@ import (
 )
 
 // kstatusOf is what kstatus, and so Flux, Argo CD and helm --wait, read from config name now.
-// The object is read unstructured, as those tools do, so that it works for a config no typed
-// client can decode too.
-func kstatusOf(t *testing.T, name string) *status.Result {
+func kstatusOf(t testing.TB, name string) *status.Result {
+	t.Helper()
+	return kstatusOfKind(t, configGVK, name)
+}
+
+// kstatusOfKind is what kstatus reads from the object of kind gvk named name. The object is read
+// unstructured, as those tools do, so that it works for one no typed client can decode too.
+func kstatusOfKind(t testing.TB, gvk schema.GroupVersionKind, name string) *status.Result {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(configGVK)
+	u.SetGroupVersionKind(gvk)
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
 		t.Fatal(err)
 	}

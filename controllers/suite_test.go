@@ -415,27 +415,34 @@ type nodeSpec struct {
 // IPAM controller would have set them.
 func createNodes(t testing.TB, specs ...nodeSpec) {
 	t.Helper()
+	parallelEach(t, len(specs), func(ctx context.Context, i int) error { return createNode(ctx, i, specs[i]) })
+}
+
+// parallelEach runs fn(0..n-1) on 16 goroutines, as many clients writing at once, and fails tb
+// on the first error.
+func parallelEach(tb testing.TB, n int, fn func(ctx context.Context, i int) error) {
+	tb.Helper()
 	ctx := context.Background()
-	errs := make(chan error, len(specs))
 	idx := make(chan int)
+	errs := make(chan error, n)
 	var wg sync.WaitGroup
-	for range 8 {
+	for range 16 {
 		wg.Go(func() {
 			for i := range idx {
-				errs <- createNode(ctx, i, specs[i])
+				if err := fn(ctx, i); err != nil {
+					errs <- err
+				}
 			}
 		})
 	}
-	for i := range specs {
+	for i := range n {
 		idx <- i
 	}
 	close(idx)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		tb.Fatal(err)
 	}
 }
 

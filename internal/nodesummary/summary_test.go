@@ -126,15 +126,7 @@ func TestKstatus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := tc.node
 			Set(&w.Status, w, now)
-			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := status.Compute(&unstructured.Unstructured{Object: obj})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Status != tc.want {
+			if res := kstatus(t, w); res.Status != tc.want {
 				t.Errorf("kstatus = %s (%s), want %s", res.Status, res.Message, tc.want)
 			}
 			ready := meta.FindStatusCondition(w.Status.Conditions, v1alpha1.ConditionReady)
@@ -164,6 +156,14 @@ func TestObservedGenerationBehind(t *testing.T) {
 	w := node("h2", alive, synced, notFailing)
 	Set(&w.Status, w, now)
 	w.Generation = 3
+	if res := kstatus(t, w); res.Status != status.InProgressStatus {
+		t.Errorf("kstatus = %s, want InProgress for a status of generation 2 on generation 3", res.Status)
+	}
+}
+
+// kstatus is what kstatus reads from w, converted as tools read it: unstructured.
+func kstatus(t *testing.T, w *v1alpha1.WindowsProxyNode) *status.Result {
+	t.Helper()
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,5 @@ func TestObservedGenerationBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != status.InProgressStatus {
-		t.Errorf("kstatus = %s, want InProgress for a status of generation 2 on generation 3", res.Status)
-	}
+	return res
 }
