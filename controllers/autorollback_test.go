@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
@@ -113,8 +114,8 @@ func TestAutoRollbackRollsBackEveryUpdatedNode(t *testing.T) {
 		t.Errorf("lastGood = %+v, want generation 1", cfg.Status.LastGood)
 	}
 	waitKstatus(t, "rb", status.FailedStatus)
-	waitEvent(t, "rb", "Warning", eventRolledBack, "Generation 2 failed on 1 nodes: rb-2 (NodeDegraded)", "back to generation 1")
-	waitEvent(t, "rb", "Normal", eventRollbackCompleted)
+	waitEvent(t, "rb", "Warning", configevents.RolledBack, "Generation 2 failed on 1 nodes: rb-2 (NodeDegraded)", "back to generation 1")
+	waitEvent(t, "rb", "Normal", configevents.RollbackCompleted)
 	kubectl, err := env.Kubectl()
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestAutoRollbackPausesAndSurvivesRestart(t *testing.T) {
 	if !cfg.Status.Rollback.StartTime.Equal(&startTime) {
 		t.Errorf("the rollback started again at %v, first at %v", cfg.Status.Rollback.StartTime, startTime)
 	}
-	waitEvent(t, "rbr", "Normal", eventRollbackCompleted)
+	waitEvent(t, "rbr", "Normal", configevents.RollbackCompleted)
 	counts := map[string]int{}
 	for _, e := range eventsAbout(t, "rbr") {
 		// A repeated event is one Event with a series counting every occurrence.
@@ -236,8 +237,8 @@ func TestAutoRollbackPausesAndSurvivesRestart(t *testing.T) {
 		}
 		counts[e.Reason] += n
 	}
-	if counts[eventRolledBack] != 1 || counts[eventRollbackCompleted] != 1 {
-		t.Errorf("events %v, want one %s and one %s", counts, eventRolledBack, eventRollbackCompleted)
+	if counts[configevents.RolledBack] != 1 || counts[configevents.RollbackCompleted] != 1 {
+		t.Errorf("events %v, want one %s and one %s", counts, configevents.RolledBack, configevents.RollbackCompleted)
 	}
 
 	// Copying the last good spec back (docs/troubleshooting.md) ends the rollback without

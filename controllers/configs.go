@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/controllers/configstatus"
 )
 
@@ -102,7 +103,7 @@ func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u 
 	}
 	ctrl.LoggerFrom(ctx).Info("Cannot decode WindowsProxyConfig", "error", decodeErr.Error())
 	if c := meta.FindStatusCondition(old.Conditions, winproxyv1alpha1.ConditionStalled); r.recorder != nil && (c == nil || c.Status != metav1.ConditionTrue || c.Reason != winproxyv1alpha1.ReasonInvalidSpec) {
-		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, actionDecode, "%s", configstatus.Truncate(msg, maxEventNote))
+		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, configevents.ActionDecode, "%s", configstatus.Truncate(msg, configevents.MaxNote))
 	}
 	if err := r.client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("reporting the unreadable spec of WindowsProxyConfig %s: %w", u.GetName(), err)

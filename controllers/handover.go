@@ -8,63 +8,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/handover"
 	"github.com/winproxy/winproxy/controllers/selection"
 )
 
-// A node changes hands at the pace of the config that takes it over, also when the config that
-// held it is deleted. Two things would otherwise move every node at once:
-//
-//   - the garbage collector deletes the WindowsProxyNodes of a deleted config, and the next
-//     config creates new ones at once (a node without a config gets one immediately). So a config
-//     that claims a node another config holds adds itself to that node's WindowsProxyNode as a
-//     standby owner (an owner reference that is not the controller): the garbage collector
-//     deletes an object only when all its owners are gone, and removes the deleted owner's
-//     reference instead;
-//   - the controller itself deleted a deleted config's WindowsProxyNodes. Now it deletes only
-//     those whose node no config claims, and leaves the others to the claiming config, which takes
-//     them over like any node another config holds: one rollout step at a time.
-//
-// The same rule adopts or deletes a WindowsProxyNode whose config never existed or is long gone.
-
-// standbyChanges returns the WindowsProxyNodes cfg must add itself to as a standby owner (another
-// config holds them and cfg claims their node) and those it must leave (it claims their node no
-// more). all are every WindowsProxyNode by name.
-func standbyChanges(cfg *winproxyv1alpha1.WindowsProxyConfig, all map[string]*winproxyv1alpha1.WindowsProxyNode, owned []*corev1.Node, conflicts []selection.Conflict) (add, remove []*winproxyv1alpha1.WindowsProxyNode) {
-	claimed := make(map[string]bool, len(owned)+len(conflicts))
-	for _, n := range owned {
-		claimed[n.Name] = true
-	}
-	for _, c := range conflicts {
-		claimed[c.Node] = true
-	}
-	for name, w := range all {
-		switch {
-		case claimed[name] && w.Spec.ConfigName != cfg.Name && !isStandby(w, cfg.UID):
-			add = append(add, w)
-		case !claimed[name] && isStandby(w, cfg.UID):
-			remove = append(remove, w)
-		}
-	}
-	return add, remove
-}
-
-// isStandby reports whether w lists the config with uid as an owner that is not its controller.
-func isStandby(w *winproxyv1alpha1.WindowsProxyNode, uid types.UID) bool {
-	return slices.ContainsFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
-		return o.UID == uid && (o.Controller == nil || !*o.Controller)
-	})
-}
-
-// writeStandby adds and removes s.config as a standby owner. A node it took over in this reconcile
-// is left alone: its reference is now the controller's.
+// writeStandby adds and removes s.config as a standby owner (see package handover). A node it took
+// over in this reconcile is left alone: its reference is now the controller's.
 func (r *WindowsProxyConfigReconciler) writeStandby(ctx context.Context, s *scope) []error {
 	takenNow := func(w *winproxyv1alpha1.WindowsProxyNode) bool {
 		cur := s.wpns[w.Name]
@@ -87,9 +42,7 @@ func (r *WindowsProxyConfigReconciler) setStandby(ctx context.Context, cfg *winp
 		}
 	} else {
 		log.V(2).Info("Removing the config as standby owner of a WindowsProxyNode whose node it no longer claims")
-		w.OwnerReferences = slices.DeleteFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
-			return o.UID == cfg.UID && (o.Controller == nil || !*o.Controller)
-		})
+		w.OwnerReferences = handover.WithoutStandby(w.OwnerReferences, cfg.UID)
 	}
 	if err := r.client.Patch(ctx, w, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -97,7 +50,7 @@ func (r *WindowsProxyConfigReconciler) setStandby(ctx context.Context, cfg *winp
 		}
 		return fmt.Errorf("updating the owners of WindowsProxyNode %s: %w", w.Name, err)
 	}
-	r.recentNodes.record(existing.ResourceVersion, w)
+	r.recentNodes.Record(existing.ResourceVersion, w)
 	return nil
 }
 

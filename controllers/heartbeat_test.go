@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
@@ -207,7 +208,7 @@ func TestHeartbeatLostAndRestored(t *testing.T) {
 	if cfg.Status.Nodes.Unreachable != 0 {
 		t.Errorf("unreachable = %d after the heartbeat came back", cfg.Status.Nodes.Unreachable)
 	}
-	waitEvent(t, "hb", "Normal", eventHeartbeatRestored, "Node hb-0")
+	waitEvent(t, "hb", "Normal", configevents.HeartbeatRestored, "Node hb-0")
 	waitKstatus(t, "hb", status.CurrentStatus)
 }
 

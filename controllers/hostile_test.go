@@ -21,6 +21,7 @@ import (
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/configstatus"
+	"github.com/winproxy/winproxy/controllers/handover"
 	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
@@ -181,7 +182,7 @@ func TestDeletingTheOlderConfigHandsNodesOverAtPace(t *testing.T) {
 	eventually(t, waitTimeout, "ho-b-new standing by on every node", func() (bool, string) {
 		var missing []string
 		for name, w := range wpns(t) {
-			if !isStandby(w, newer.UID) {
+			if !handover.IsStandby(w, newer.UID) {
 				missing = append(missing, name)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
@@ -109,9 +109,9 @@ func TestStatusIsTruthfulForTools(t *testing.T) {
 	if e.Related == nil || e.Related.Kind != "Node" || e.Related.Name != "tool-132" {
 		t.Errorf("the refused node's event is related to %+v, want Node tool-132", e.Related)
 	}
-	waitEvent(t, "tool", "Warning", eventRolloutCompletedWithFailures, "tool-132 (FeatureGateDisabled)")
+	waitEvent(t, "tool", "Warning", configevents.RolloutCompletedWithFailures, "tool-132 (FeatureGateDisabled)")
 	for _, e := range eventsAbout(t, "tool") {
-		if e.Reason == eventRolloutCompleted {
+		if e.Reason == configevents.RolloutCompleted {
 			t.Errorf("a Normal %s event although a node refused the config: %s", e.Reason, e.Note)
 		}
 	}
@@ -170,43 +170,4 @@ func TestStalledRolloutIsFailedForTools(t *testing.T) {
 	ag.set("tstall-0", programs)
 	waitReady(t, "tstall")
 	waitKstatus(t, "tstall", status.CurrentStatus)
-}
-
-func TestNodeFailureEventsAreRateLimited(t *testing.T) {
-	fail := func(node, reason string) winproxyv1alpha1.NodeProblem {
-		return winproxyv1alpha1.NodeProblem{Name: node, Reason: reason, Message: "m"}
-	}
-	gate, vip := winproxyv1alpha1.ReasonFeatureGateDisabled, winproxyv1alpha1.ReasonSourceVIPUnusable
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var f nodeFailures
-	steps := []struct {
-		name     string
-		at       time.Duration
-		listed   []winproxyv1alpha1.NodeProblem
-		problems []winproxyv1alpha1.NodeProblem
-		want     []string
-	}{
-		{name: "after a restart, what the status lists is not reported again", listed: []winproxyv1alpha1.NodeProblem{fail("a", gate)},
-			problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", gate)}, want: []string{"b/" + gate}},
-		{name: "still failing: nothing new", at: time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", gate)}},
-		{name: "b recovers", at: 2 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate)}},
-		{name: "b fails again within the interval: not reported", at: 3 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", gate)}},
-		{name: "b fails for another reason: reported", at: 4 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", vip)}, want: []string{"b/" + vip}},
-		{name: "b flaps back", at: 5 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", gate)}},
-		{name: "b recovers again", at: 6 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate)}},
-		{name: "an interval after the last report, b failing is reported again", at: 11 * time.Minute, problems: []winproxyv1alpha1.NodeProblem{fail("a", gate), fail("b", gate)}, want: []string{"b/" + gate}},
-	}
-	for _, s := range steps {
-		var got []string
-		for _, p := range f.report("c", s.listed, s.problems, t0.Add(s.at)) {
-			got = append(got, p.Name+"/"+p.Reason)
-		}
-		if !slices.Equal(got, s.want) {
-			t.Errorf("%s: reported %v, want %v", s.name, got, s.want)
-		}
-	}
-	f.forget("c")
-	if got := f.report("c", nil, []winproxyv1alpha1.NodeProblem{fail("a", gate)}, t0.Add(12*time.Minute)); len(got) != 1 {
-		t.Errorf("a config created again under the same name: reported %v, want a", got)
-	}
 }

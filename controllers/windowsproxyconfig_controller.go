@@ -29,7 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/controllers/configstatus"
+	"github.com/winproxy/winproxy/controllers/drift"
+	"github.com/winproxy/winproxy/controllers/handover"
+	"github.com/winproxy/winproxy/controllers/recent"
+	"github.com/winproxy/winproxy/controllers/rollback"
 	"github.com/winproxy/winproxy/controllers/rollout"
 	"github.com/winproxy/winproxy/controllers/selection"
 	"github.com/winproxy/winproxy/internal/resolve"
@@ -52,13 +57,13 @@ type WindowsProxyConfigReconciler struct {
 	configs  client.Reader
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
-	failures nodeFailures
+	failures configevents.NodeFailures
 	// recentNodes and recentConfigs hold the objects this controller wrote until the cache
 	// shows them.
-	recentNodes   recentWrites[*winproxyv1alpha1.WindowsProxyNode]
-	recentConfigs recentWrites[*winproxyv1alpha1.WindowsProxyConfig]
-	// matched are the WindowsProxyNode specs known to match their hash.
-	matched matchedSpecs
+	recentNodes   *recent.Writes[*winproxyv1alpha1.WindowsProxyNode]
+	recentConfigs *recent.Writes[*winproxyv1alpha1.WindowsProxyConfig]
+	// matched knows the WindowsProxyNode specs that match their hash.
+	matched drift.Checker
 }
 
 var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
@@ -66,7 +71,8 @@ var _ reconcile.Reconciler = (*WindowsProxyConfigReconciler)(nil)
 // Option configures a WindowsProxyConfigReconciler.
 type Option func(*WindowsProxyConfigReconciler)
 
-// WithClock replaces the wall clock, for tests of progress deadlines.
+// WithClock replaces the wall clock, for tests of progress deadlines and of the writes that stand
+// in for the cache.
 func WithClock(c clock.PassiveClock) Option {
 	return func(r *WindowsProxyConfigReconciler) { r.clock = c }
 }
@@ -78,6 +84,8 @@ func NewWindowsProxyConfigReconciler(c client.Client, recorder events.EventRecor
 	for _, o := range opts {
 		o(r)
 	}
+	r.recentNodes = recent.NewWrites[*winproxyv1alpha1.WindowsProxyNode](r.clock)
+	r.recentConfigs = recent.NewWrites[*winproxyv1alpha1.WindowsProxyConfig](r.clock)
 	return r
 }
 
@@ -144,7 +152,7 @@ type scope struct {
 	takenOver map[string]bool
 	// standby are the WindowsProxyNodes of nodes this config claims and an older config holds,
 	// which do not list this config as an owner yet; unstandby those that list it but whose node
-	// it no longer claims (see handover.go).
+	// it no longer claims (see package handover).
 	standby, unstandby []*winproxyv1alpha1.WindowsProxyNode
 	// wpns are this config's WindowsProxyNodes and those named after its nodes, by name; they
 	// are cache objects and must not be mutated.
@@ -152,7 +160,7 @@ type scope struct {
 	// resolved is the spec resolved for each owned node; target is what the rollout moves the
 	// nodes to: resolved, or during a rollback the last good spec resolved for each node.
 	resolved, target map[string]resolution
-	// rollback is the rollback in effect (see rollback.go), nil when the spec is rolled out.
+	// rollback is the rollback in effect (see package rollback), nil when the spec is rolled out.
 	rollback *winproxyv1alpha1.RollbackStatus
 	plan     rollout.Plan
 }
@@ -180,8 +188,8 @@ func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.R
 	u := newConfigObject()
 	if err := r.configs.Get(ctx, req.NamespacedName, u); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.recentConfigs.forget(req.Name)
-			r.failures.forget(req.Name)
+			r.recentConfigs.Forget(req.Name)
+			r.failures.Forget(req.Name)
 			return ctrl.Result{}, r.reconcileDelete(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -190,7 +198,7 @@ func (r *WindowsProxyConfigReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if err != nil {
 		return ctrl.Result{}, r.reportInvalidSpec(ctx, u, err)
 	}
-	if fresh, ok := r.recentConfigs.fresh(cfg); ok {
+	if fresh, ok := r.recentConfigs.Fresh(cfg); ok {
 		cfg = fresh.DeepCopy()
 	}
 	s := &scope{config: cfg, before: cfg.DeepCopy()}
@@ -227,7 +235,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 	for i := range wpns.Items {
 		all[wpns.Items[i].Name] = &wpns.Items[i]
 	}
-	r.recentNodes.freshen(all)
+	r.recentNodes.Freshen(all)
 	holders := make(map[string]string, len(all))
 	for name, w := range all {
 		holders[name] = w.Spec.ConfigName
@@ -252,7 +260,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 			s.wpns[name] = w
 		}
 	}
-	s.standby, s.unstandby = standbyChanges(s.config, all, s.owned, s.conflicts)
+	s.standby, s.unstandby = handover.StandbyChanges(s.config, all, s.owned, s.conflicts)
 	s.selected = true
 	return nil
 }
@@ -262,7 +270,7 @@ func (r *WindowsProxyConfigReconciler) reconcileSelection(ctx context.Context, s
 func (r *WindowsProxyConfigReconciler) resolveNodes(ctx context.Context, s *scope) {
 	s.resolved = r.resolveAll(ctx, &s.config.Spec, s.owned)
 	s.target = s.resolved
-	if s.rollback = activeRollback(s.config); s.rollback != nil {
+	if s.rollback = rollback.Active(s.config); s.rollback != nil {
 		s.target = r.resolveAll(ctx, &s.config.Status.LastGood.Spec, s.owned)
 	}
 }
@@ -299,7 +307,7 @@ func (r *WindowsProxyConfigReconciler) reconcileNodes(ctx context.Context, s *sc
 	}
 	nodes := r.rolloutNodes(s)
 	s.plan = rollout.Compute(nodes, opts)
-	if mayRollBack(s) {
+	if rollback.Possible(s.config) {
 		failures, next := rollout.Failures(nodes, opts)
 		if len(failures) > 0 {
 			r.startRollback(ctx, s, failures, opts, now)
@@ -347,7 +355,7 @@ func (r *WindowsProxyConfigReconciler) rolloutNodes(s *scope) []rollout.Node {
 		if w := s.wpns[n.Name]; w != nil {
 			rn.Current = w.Spec.Hash
 			rn.Foreign = w.Spec.ConfigName != s.config.Name
-			rn.Drifted = !rn.Foreign && r.matched.drifted(w)
+			rn.Drifted = !rn.Foreign && r.matched.Drifted(w)
 			rn.Programmed, rn.Degraded = agentReport(w)
 			if rn.Degraded {
 				rn.DegradedSince = meta.FindStatusCondition(w.Status.Conditions, winproxyv1alpha1.ConditionDegraded).LastTransitionTime.Time
@@ -400,7 +408,7 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 	w.Spec = winproxyv1alpha1.WindowsProxyNodeSpec{ConfigName: cfg.Name, Hash: res.hash, Proxy: res.proxy}
 	metav1.SetMetaDataAnnotation(&w.ObjectMeta, UpdatedAtAnnotation, now.UTC().Format(time.RFC3339))
 	// The owners change only on a takeover: a patch that rewrites them could drop a standby
-	// owner another config just added (see handover.go).
+	// owner another config just added (see package handover).
 	if !metav1.IsControlledBy(w, cfg) {
 		w.OwnerReferences = slices.DeleteFunc(w.OwnerReferences, func(o metav1.OwnerReference) bool {
 			return o.Controller != nil && *o.Controller
@@ -415,14 +423,14 @@ func (r *WindowsProxyConfigReconciler) writeNode(ctx context.Context, cfg *winpr
 		if err := r.client.Create(ctx, w); err != nil {
 			return nil, fmt.Errorf("creating WindowsProxyNode %s: %w", name, err)
 		}
-		r.recentNodes.record("", w)
+		r.recentNodes.Record("", w)
 		return w, nil
 	}
 	log.V(2).Info("Updating WindowsProxyNode", "previousHash", existing.Spec.Hash, "previousConfig", existing.Spec.ConfigName)
 	if err := r.client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
 		return nil, fmt.Errorf("updating WindowsProxyNode %s: %w", name, err)
 	}
-	r.recentNodes.record(existing.ResourceVersion, w)
+	r.recentNodes.Record(existing.ResourceVersion, w)
 	return w, nil
 }
 
@@ -435,8 +443,8 @@ func (r *WindowsProxyConfigReconciler) deleteNode(ctx context.Context, w *winpro
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting WindowsProxyNode %s: %w", w.Name, err)
 	}
-	r.recentNodes.forget(w.Name)
-	r.matched.forget(w.Name)
+	r.recentNodes.Forget(w.Name)
+	r.matched.Forget(w.Name)
 	return nil
 }
 
@@ -498,7 +506,7 @@ func (r *WindowsProxyConfigReconciler) patchStatus(ctx context.Context, s *scope
 	if err := r.client.Status().Patch(ctx, cfg, client.MergeFrom(s.before)); err != nil {
 		return fmt.Errorf("updating status of WindowsProxyConfig %s: %w", cfg.Name, err)
 	}
-	r.recentConfigs.record(s.before.ResourceVersion, cfg.DeepCopy())
+	r.recentConfigs.Record(s.before.ResourceVersion, cfg.DeepCopy())
 	return nil
 }
 

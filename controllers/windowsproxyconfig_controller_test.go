@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
@@ -326,7 +327,7 @@ func TestRolloutMaxUnavailableOne(t *testing.T) {
 	if m := iw.peak(); m != 1 {
 		t.Errorf("at most %d nodes were on the new config and not programmed at once, want exactly 1", m)
 	}
-	waitEvents(t, "paced", eventRolloutStarted, eventRolloutCompleted)
+	waitEvents(t, "paced", configevents.RolloutStarted, configevents.RolloutCompleted)
 }
 
 // waitEvents waits for events with the given reasons about config name.
@@ -371,7 +372,7 @@ func TestRolloutStallsPausesAndSurvivesRestart(t *testing.T) {
 	if p := cfg.Status.FailingNodes; len(p) != 1 || p[0].Name != "stall-0" || p[0].Reason != winproxyv1alpha1.ReasonNodeDegraded {
 		t.Errorf("failingNodes = %+v", p)
 	}
-	waitEvents(t, "stall", eventRolloutStalled)
+	waitEvents(t, "stall", configevents.RolloutStalled)
 	assertHashes(t, v1, "stall-1", "stall-2", "stall-3")
 
 	// The node recovers: the rollout goes on and completes.
@@ -467,7 +468,7 @@ func TestConflictsResolveByAgeAndMoveOnDeletion(t *testing.T) {
 	if c := cond(getConfig(t, "a-older"), winproxyv1alpha1.ConditionConflicted); c.Status != metav1.ConditionFalse {
 		t.Errorf("the older config reports %+v", c)
 	}
-	waitEvents(t, "b-newer", eventConflict)
+	waitEvents(t, "b-newer", configevents.Conflict)
 
 	// The older config goes: its nodes move to the newer one.
 	if err := env.Client.Delete(context.Background(), testbuild.Config("a-older")); err != nil {
@@ -647,7 +648,7 @@ func TestLapseAfterRolloutIsNotAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {
-		if e.Regarding.Name == "lapse" && e.Reason == eventRolloutStalled {
+		if e.Regarding.Name == "lapse" && e.Reason == configevents.RolloutStalled {
 			t.Errorf("event %s: %s", e.Reason, e.Note)
 		}
 	}
