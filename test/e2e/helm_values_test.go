@@ -51,14 +51,17 @@ var (
 
 // installMonitoringCRDs gives the shared control plane minimal monitoring.coreos.com/v1 CRDs
 // (ServiceMonitor, PodMonitor, PrometheusRule; any content), so that the dry runs reach them, and
-// the namespace of the dry runs.
+// the namespaces of the dry runs.
 func installMonitoringCRDs(t *testing.T) {
 	t.Helper()
 	monitoringOnce.Do(func() {
 		ctx := context.Background()
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: valuesNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			monitoringErr = err
-			return
+		// ci/everything-values.yaml puts the dashboards' ConfigMap in Grafana's namespace.
+		for _, ns := range []string{valuesNamespace, "monitoring"} {
+			if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+				monitoringErr = err
+				return
+			}
 		}
 		for _, kind := range []string{"ServiceMonitor", "PodMonitor", "PrometheusRule"} {
 			crd := monitoringCRD(kind)
