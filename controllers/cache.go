@@ -49,10 +49,11 @@ const (
 	clusterIPField  = "spec.clusterIPs"
 )
 
-// indexFields registers the cache indexes. Registering an index also starts the informer of its
-// kind with the manager, so the cache of Services is synced before the controller
-// reconciles and before it reports ready.
-func indexFields(ctx context.Context, idx client.FieldIndexer) error {
+// IndexFields registers the cache indexes the reconciler reads through with idx: the manager's
+// cache, or a test's. Registering an index also starts the informer of its kind with the manager,
+// so the cache of Services is synced before the controller reconciles and before it reports
+// ready.
+func IndexFields(ctx context.Context, idx client.FieldIndexer) error {
 	for _, i := range []struct {
 		obj   client.Object
 		field string

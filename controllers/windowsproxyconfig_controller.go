@@ -94,7 +94,7 @@ func NewWindowsProxyConfigReconciler(c client.Client, recorder events.EventRecor
 // selecting config wins); this stays cheap because each reconcile only reads the cache and
 // writes what changed.
 func (r *WindowsProxyConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := indexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	r.configs = mgr.GetCache()
