@@ -15,35 +15,45 @@ import (
 )
 
 // Flags renders an LB's flags by name: DSR, IPv6.
-func Flags(lb hns.LoadBalancer) string {
-	var f []string
-	if lb.IsDSR() {
-		f = append(f, "DSR")
-	}
-	if lb.IsIPv6() {
-		f = append(f, "IPv6")
-	}
-	return orDash(strings.Join(f, ","))
-}
+func Flags(lb hns.LoadBalancer) string { return orDash(strings.Join(LBFlagNames(lb.Flags), ",")) }
 
 // PortFlags renders port-mapping flags by name.
-func PortFlags(f hns.PortMappingFlags) string {
-	var out []string
-	for _, n := range []struct {
-		flag hns.PortMappingFlags
-		name string
-	}{
+func PortFlags(f hns.PortMappingFlags) string { return orDash(strings.Join(PortFlagNames(f), ",")) }
+
+// flagName names one bit of an HNS flags value.
+type flagName[F ~uint32] struct {
+	flag F
+	name string
+}
+
+// lbFlagNames and portFlagNames are the one spelling of HNS's flags, in bit order, that hns dump
+// and plan print.
+var (
+	lbFlagNames = []flagName[hns.LBFlags]{{hns.LBFlagDSR, "DSR"}, {hns.LBFlagIPv6, "IPv6"}}
+
+	portFlagNames = []flagName[hns.PortMappingFlags]{
 		{hns.PortMappingILB, "ILB"},
 		{hns.PortMappingLocalRoutedVIP, "LocalRoutedVIP"},
 		{hns.PortMappingUseMux, "UseMux"},
 		{hns.PortMappingPreserveDIP, "PreserveDIP"},
 		{hns.PortMappingVipExternalIP, "VipExternalIP"},
-	} {
+	}
+)
+
+// LBFlagNames names the load-balancer flags set in f; never nil, so that JSON shows [].
+func LBFlagNames(f hns.LBFlags) []string { return names(f, lbFlagNames) }
+
+// PortFlagNames names the port-mapping flags set in f; never nil, so that JSON shows [].
+func PortFlagNames(f hns.PortMappingFlags) []string { return names(f, portFlagNames) }
+
+func names[F ~uint32](f F, all []flagName[F]) []string {
+	out := []string{}
+	for _, n := range all {
 		if f&n.flag != 0 {
 			out = append(out, n.name)
 		}
 	}
-	return orDash(strings.Join(out, ","))
+	return out
 }
 
 func orDash(s string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -175,8 +176,8 @@ func convertLB(lb engine.LoadBalancer) LoadBalancer {
 	out := LoadBalancer{
 		Family: lb.Key.Family, Kind: lb.Key.Kind, Service: lb.Key.Service, Port: lb.Key.Port,
 		Protocol: hns.ProtocolName(lb.Key.Protocol), ExternalPort: lb.Key.ExternalPort, InternalPort: lb.InternalPort,
-		Flags: uint32(lb.Flags), FlagNames: flagNames(uint32(lb.Flags), lbFlagNames),
-		PortMappingFlags: uint32(lb.PortMappingFlags), PortMappingFlagNames: flagNames(uint32(lb.PortMappingFlags), pmFlagNames),
+		Flags: uint32(lb.Flags), FlagNames: hnsdump.LBFlagNames(lb.Flags),
+		PortMappingFlags: uint32(lb.PortMappingFlags), PortMappingFlagNames: hnsdump.PortFlagNames(lb.PortMappingFlags),
 		Distribution: distributionNames[lb.Distribution], Backends: []Backend{},
 	}
 	if lb.Key.VIP.IsValid() {
@@ -191,23 +192,8 @@ func convertLB(lb engine.LoadBalancer) LoadBalancer {
 	return out
 }
 
-var (
-	lbFlagNames = []string{1: "DSR", 2: "IPv6"}
-	pmFlagNames = []string{1: "ILB", 2: "LocalRoutedVIP", 4: "UseMux", 8: "PreserveDIP", 16: "VipExternalIP"}
-)
-
 var distributionNames = map[hns.DistributionType]string{
 	hns.DistributionNone: "None", hns.DistributionSourceIPProtocol: "SourceIPProtocol", hns.DistributionSourceIP: "SourceIP",
-}
-
-func flagNames(v uint32, names []string) []string {
-	out := []string{}
-	for bit := 1; bit < len(names); bit <<= 1 {
-		if v&uint32(bit) != 0 {
-			out = append(out, names[bit])
-		}
-	}
-	return out
 }
 
 func named(v uint32, names []string) string {
