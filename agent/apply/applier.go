@@ -156,13 +156,23 @@ func (a *Applier) Version() hns.Version {
 // a change triggered and observes on its own period, which is how it
 // finds what others changed (drift). The observation is read-only.
 func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Observation, bool) {
-	listed, eps, lbs, ok := a.model.recall()
+	return a.recall(ctx, networkName, hostMAC, true)
+}
+
+// recall is Recall; without reread it takes the network as last read, for
+// a sync that has just read it.
+func (a *Applier) recall(ctx context.Context, networkName, hostMAC string, reread bool) (*Observation, bool) {
+	network, eps, lbs, ok := a.model.recall()
 	if !ok || a.version == nil {
 		return nil, false
 	}
-	network, err := a.raw.GetNetworkByName(ctx, networkName)
-	if err != nil || !hns.SameID(network.ID, listed.ID) {
-		return nil, false
+	if reread {
+		now, err := a.raw.GetNetworkByName(ctx, networkName)
+		if err != nil || !hns.SameID(now.ID, network.ID) {
+			return nil, false
+		}
+		network = now
+		a.model.network = now
 	}
 	o := &Observation{Version: *a.version, LoadBalancers: lbs}
 	o.View = engine.HNSView{Found: true, Network: network, Endpoints: eps, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}
@@ -170,19 +180,28 @@ func (a *Applier) Recall(ctx context.Context, networkName, hostMAC string) (*Obs
 }
 
 // LocalView is the engine's view of HNS for a sync that programs only what
-// changed (ApplyChanges): the network, read again (one object, for its
-// remote-subnet routes), and the local endpoints of the model, which is
-// all the engine reads of HNS. False when Recall would be.
-func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string) (engine.HNSView, bool) {
-	listed, local, ok := a.model.localView()
+// changed (ApplyChanges): the network and the local endpoints of the model,
+// which is all the engine reads of HNS, numbered so that the engine maps
+// them again only when they changed. With reread the network is read again
+// (one object, for its remote-subnet routes, which follow the CNI) and the
+// model keeps it; else it is the network as last read, and LocalView makes
+// no HNS call. False when Recall would be, or the network read again is
+// not the one listed.
+func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string, reread bool) (engine.HNSView, bool) {
+	network, local, version, _, ok := a.model.localView()
 	if !ok || a.version == nil {
 		return engine.HNSView{}, false
 	}
-	network, err := a.raw.GetNetworkByName(ctx, networkName)
-	if err != nil || !hns.SameID(network.ID, listed.ID) {
-		return engine.HNSView{}, false
+	if reread {
+		now, err := a.raw.GetNetworkByName(ctx, networkName)
+		if err != nil || !hns.SameID(now.ID, network.ID) {
+			return engine.HNSView{}, false
+		}
+		network = now
+		a.model.network = now
 	}
-	return engine.HNSView{Found: true, Network: network, Endpoints: local, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}, true
+	return engine.HNSView{Found: true, Network: network, Endpoints: local, EndpointsVersion: version, HostMAC: hostMAC,
+		Capabilities: hns.CapabilitiesFor(*a.version)}, true
 }
 
 // Verify checks by IDs alone that HNS holds exactly the endpoints and load

@@ -27,18 +27,16 @@ func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine
 	// Whatever happens next, what changed is programmed only once a full
 	// Apply has run, unless this one succeeds.
 	a.settled = false
-	network, local, ok := a.model.localView()
+	network, _, _, localIPs, ok := a.model.localView()
 	if !ok || !hns.SameID(network.ID, a.networkID) {
 		return r, false, nil
 	}
 	o := &Observation{Version: *a.version}
 	o.View = engine.HNSView{Found: true, Network: network, Capabilities: hns.CapabilitiesFor(*a.version)}
-	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: newIndex(), strict: true}
-	for _, ep := range local {
-		for _, ip := range ep.IPs {
-			s.local[ip] = ep.ID
-		}
-	}
+	// The model's map of the local addresses, not one made again: a
+	// source-VIP endpoint this sync creates goes into both alike.
+	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: &index{local: localIPs, remoteByIP: map[netip.Addr]int{},
+		listedLB: map[hns.ID]hns.LoadBalancer{}, claimed: map[hns.ID]bool{}}, strict: true}
 	err := s.runChanges(ch)
 	switch {
 	case errors.Is(err, errNotDelta):

@@ -17,6 +17,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/syncmode"
+	"github.com/winproxy/winproxy/internal/testbuild"
 )
 
 // deltaHost is a host whose engine is incremental and whose syncs run as
@@ -65,7 +66,7 @@ func (h *deltaHost) feedAll() {
 func (h *deltaHost) listed() (Result, error) {
 	h.t.Helper()
 	return FullSync(h.ctx, h.app, netName, hostMAC, func(v engine.HNSView) *engine.Desired {
-		h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+		h.inc.SetNode(nodeName, h.cfg, nil, v)
 		return h.inc.Desired()
 	})
 }
@@ -95,9 +96,15 @@ func (h *deltaHost) settle() {
 // only what changed (ApplyChanges).
 func (h *deltaHost) event() (r Result, done bool, err error) {
 	h.t.Helper()
-	s := &Sync{Applier: h.app, Network: netName, HostMAC: hostMAC, LastChecked: h.clk.Now(), LastListed: h.clk.Now(),
+	return h.eventAfter(false)
+}
+
+// eventAfter is event, after a change of the Nodes when nodesChanged.
+func (h *deltaHost) eventAfter(nodesChanged bool) (r Result, done bool, err error) {
+	h.t.Helper()
+	s := &Sync{Applier: h.app, Network: netName, HostMAC: hostMAC, LastChecked: h.clk.Now(), LastListed: h.clk.Now(), NodesChanged: nodesChanged,
 		Compute: func(v engine.HNSView) (*engine.Desired, engine.Changes) {
-			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			h.inc.SetNode(nodeName, h.cfg, nil, v)
 			return h.inc.Desired(), h.inc.Changes()
 		}}
 	out := s.Run(h.ctx, h.clk.Now(), time.Minute)
@@ -211,6 +218,65 @@ func (c *carriedOut) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return c.timedOut(sim.OpDeleteLoadBalancer, c.Sim.DeleteLoadBalancer(ctx, id))
 }
 
+// A sync a change of Services or EndpointSlices triggered reads nothing of
+// HNS, the network included; it reads the network again when the Nodes
+// changed (the CNI follows them with routes) or when a backend in another
+// node's pod CIDR has no route in the network as last read, and then
+// programs the backend through the route the CNI added.
+func TestEventSyncReadsTheNetworkWhenRoutesMayChange(t *testing.T) {
+	h := newDeltaHost(t, sim.WS2022, true)
+	workload(h.host)
+	h.feedAll()
+	h.inc.SetClusterNode(testbuild.Node("node-3", testbuild.PodCIDRs("192.168.3.0/24")))
+	h.settle()
+	reads := func(step string, want int) {
+		t.Helper()
+		if got := h.sim.Counts().Calls[sim.OpGetNetworkByName]; got != want || h.sim.Counts().Reads != want {
+			t.Errorf("%s: %d reads of the network (%v), want %d", step, got, h.sim.Counts().Calls, want)
+		}
+	}
+	routes := []hns.RemoteSubnetRoute{{DestinationPrefix: netip.MustParsePrefix("192.168.2.0/24"), ProviderAddress: ip("10.0.0.3")},
+		{DestinationPrefix: netip.MustParsePrefix("192.168.3.0/24"), ProviderAddress: ip("10.0.0.4")}}
+	if err := h.sim.SetRemoteSubnetRoutes(netName, routes); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name         string
+		nodesChanged bool
+		endpoints    []string
+		reads        int
+	}{
+		{"an endpoint moves: the network as last read", false, []string{"192.168.2.3@node-2"}, 0},
+		{"the Nodes changed", true, []string{"192.168.2.3@node-2", "192.168.2.4@node-2"}, 1},
+		{"a backend on the new node's route", false, []string{"192.168.2.3@node-2", "192.168.3.7@node-3"}, 0},
+	} {
+		if step.name == "a backend on the new node's route" {
+			// The CNI adds the route after the sync the Node's change triggered.
+			routes = append(routes, hns.RemoteSubnetRoute{DestinationPrefix: netip.MustParsePrefix("192.168.4.0/24"), ProviderAddress: ip("10.0.0.5")})
+			if err := h.sim.SetRemoteSubnetRoutes(netName, routes); err != nil {
+				t.Fatal(err)
+			}
+			h.inc.SetClusterNode(testbuild.Node("node-4", testbuild.PodCIDRs("192.168.4.0/24")))
+			step.endpoints, step.reads = []string{"192.168.2.3@node-2", "192.168.4.7@node-4"}, 1
+		}
+		h.endpoints("svc2", step.endpoints...)
+		h.feed("svc2")
+		h.sim.Reset()
+		if _, _, err := h.eventAfter(step.nodesChanged); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		reads(step.name, step.reads)
+		h.converged(step.name)
+	}
+	st, err := h.sim.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(st.Endpoints, func(ep hns.Endpoint) bool { return ep.HasIP(ip("192.168.4.7")) }); i < 0 || st.Endpoints[i].ProviderAddress != ip("10.0.0.5") {
+		t.Errorf("the backend on node-4 is not programmed through its route: %v", st.Endpoints)
+	}
+}
+
 // A remote endpoint whose create failed but that a later list finds (the
 // create was carried out after all, or another holds the address) is
 // used, and its backoff ends with it: otherwise the stale retry keeps every
@@ -273,8 +339,8 @@ func (h *deltaHost) step(name string, change func(), svcs ...string) bool {
 	if err != nil || len(r.Failures) > 0 {
 		h.t.Fatalf("%s: event sync: %v, failures %v", name, err, r.Failures)
 	}
-	if done && h.sim.Counts().Reads != 1 {
-		h.t.Errorf("%s: ApplyChanges read %v, want the network only", name, h.sim.Counts().Calls)
+	if done && h.sim.Counts().Reads != 0 {
+		h.t.Errorf("%s: ApplyChanges read %v, want nothing", name, h.sim.Counts().Calls)
 	}
 	full := h.converged(name)
 	if done && (r.RemoteEndpoints != full.RemoteEndpoints || r.LBsProgrammed != full.LBsProgrammed || r.LBsDesired != full.LBsDesired) {
@@ -283,7 +349,7 @@ func (h *deltaHost) step(name string, change func(), svcs ...string) bool {
 	}
 	// converged's full sync is from the pure engine; the incremental one
 	// catches up with the list it made.
-	h.inc.SetNode(nodeName, h.cfg, nil, nil, mustObserve(h).View)
+	h.inc.SetNode(nodeName, h.cfg, nil, mustObserve(h).View)
 	h.inc.Desired()
 	return done
 }
@@ -333,8 +399,8 @@ func TestApplyChangesMeetsAForeignLoadBalancer(t *testing.T) {
 			h.service("svc4", "10.20.30.44", 0)
 			h.endpoints("svc4", "192.168.1.5@node-1")
 			h.feed("svc4")
-			v, _ := h.app.LocalView(h.ctx, netName, hostMAC)
-			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			v, _ := h.app.LocalView(h.ctx, netName, hostMAC, false)
+			h.inc.SetNode(nodeName, h.cfg, nil, v)
 			d := h.inc.Desired()
 			if _, done, err := h.app.ApplyChanges(h.ctx, d, h.inc.Changes()); done || err != nil {
 				t.Fatalf("ApplyChanges = %v, %v; want a fall-back", done, err)
@@ -417,8 +483,8 @@ func TestApplyChangesWhenAWriteFails(t *testing.T) {
 			h.feedAll()
 			h.settle()
 			h.feed(f.change(h)...)
-			v, _ := h.app.LocalView(h.ctx, netName, hostMAC)
-			h.inc.SetNode(nodeName, h.cfg, nil, nil, v)
+			v, _ := h.app.LocalView(h.ctx, netName, hostMAC, false)
+			h.inc.SetNode(nodeName, h.cfg, nil, v)
 			d := h.inc.Desired()
 			h.sim.Reset()
 			if errors.Is(f.err, carried) {
@@ -642,6 +708,10 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	a, b := newLB("10.20.30.41", local.ID), newLB("10.20.30.42", remote.ID)
 	found(a.ID, true, "created after the list")
 	found(strings.ToLower(remote.ID), true, "lower case")
+	_, _, versionBefore, ips, _ := m.localView()
+	if ips[local.IPs[0]] != local.ID {
+		t.Errorf("the local addresses %v lack the endpoint created after the list", ips)
+	}
 	// Deleted and modified before the index of IDs is rebuilt.
 	if err := m.DeleteLoadBalancer(ctx, a.ID); err != nil {
 		t.Fatal(err)
@@ -658,8 +728,9 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	if got, _ := m.loadBalancer(b.ID); !slices.Equal(got.BackendEndpointIDs, b.BackendEndpointIDs) {
 		t.Errorf("modified load balancer looked up as %v", got)
 	}
-	if _, eps, ok := m.localView(); !ok || slices.ContainsFunc(eps, func(ep hns.Endpoint) bool { return ep.ID == local.ID }) {
-		t.Errorf("local view %v still has the deleted endpoint", eps)
+	if _, eps, version, ips, ok := m.localView(); !ok || slices.ContainsFunc(eps, func(ep hns.Endpoint) bool { return ep.ID == local.ID }) ||
+		version == versionBefore || ips[local.IPs[0]] != "" {
+		t.Errorf("local view %v (version %d, was %d; addresses %v) still has the deleted endpoint", eps, version, versionBefore, ips)
 	}
 	matches("after deletes and a modify")
 	// Fold the deletes in, then write more: the index is rebuilt.

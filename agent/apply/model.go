@@ -3,7 +3,9 @@ package apply
 import (
 	"context"
 	"hash/maphash"
+	"net/netip"
 	"slices"
+	"sync/atomic"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -39,14 +41,28 @@ type model struct {
 	// with appends, dropped when the slices are compacted.
 	epAt, lbAt map[hns.ID]int
 	// local are the local endpoints among eps (pods, the host's, the
-	// source VIP's): all the engine reads of them.
-	local []hns.Endpoint
+	// source VIP's): all the engine reads of them, kept up to date with
+	// every write (a new slice whenever one goes: a view may hold the old
+	// one). localIPs maps their addresses to their IDs (the last listed
+	// wins, as in a full Apply's index), for a sync that programs only what
+	// changed; a new map for every list, never cleared (a sync may hold the
+	// old one; a local endpoint created is added in place, as that sync
+	// adds it too). localVersion names local in the views the engine is given
+	// (engine.HNSView.EndpointsVersion): a new number, unique in the
+	// process, whenever local changes.
+	local        []hns.Endpoint
+	localIPs     map[netip.Addr]string
+	localVersion uint64
 	// idSum and idCount fingerprint the IDs of the model's objects, for
 	// matches: the sum of their hashes (upper case), whatever the order.
 	seed    maphash.Seed
 	idSum   uint64
 	idCount int
 }
+
+// viewVersions numbers the models' local endpoints, across the process, so
+// that no two models' views share a number.
+var viewVersions atomic.Uint64
 
 // listed makes eps and lbs, just listed from the network, the model.
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
@@ -59,6 +75,7 @@ func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBa
 			m.local = append(m.local, ep)
 		}
 	}
+	m.localChanged()
 	for _, lb := range lbs {
 		m.added(lb.ID)
 	}
@@ -80,7 +97,6 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	}
 	if len(m.epGone) > 0 {
 		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
-		m.local = slices.DeleteFunc(slices.Clone(m.local), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
 		clear(m.epGone)
 		m.epAt = nil
 	}
@@ -103,21 +119,36 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	return m.network, m.eps, m.lbs, true
 }
 
-// localView returns the network and its local endpoints, without folding
-// in deletes: for a sync that programs only what changed and never reads
-// the whole model.
-func (m *model) localView() (hns.Network, []hns.Endpoint, bool) {
+// localView returns the network and its local endpoints with their version
+// and their addresses' map, to be read only: for a sync that programs only
+// what changed and never reads the whole model. It costs nothing however
+// many pods the node runs.
+func (m *model) localView() (hns.Network, []hns.Endpoint, uint64, map[netip.Addr]string, bool) {
 	if !m.valid {
-		return hns.Network{}, nil, false
+		return hns.Network{}, nil, 0, nil, false
 	}
-	local := m.local
-	for _, ep := range local {
-		if m.epGone[hns.IDOf(ep.ID)] {
-			local = slices.DeleteFunc(slices.Clone(local), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
-			break
+	return m.network, m.local, m.localVersion, m.localIPs, true
+}
+
+// localChanged maps the local endpoints' addresses again and numbers them.
+func (m *model) localChanged() {
+	m.localIPs = make(map[netip.Addr]string, len(m.local))
+	for _, ep := range m.local {
+		for _, ip := range ep.IPs {
+			m.localIPs[ip] = ep.ID
 		}
 	}
-	return m.network, local, true
+	m.localVersion = viewVersions.Add(1)
+}
+
+// localDeleted drops the local endpoint id, if it is one, from local.
+func (m *model) localDeleted(id string) {
+	i := slices.IndexFunc(m.local, func(ep hns.Endpoint) bool { return hns.SameID(ep.ID, id) })
+	if i < 0 {
+		return
+	}
+	m.local = slices.Delete(slices.Clone(m.local), i, i+1)
+	m.localChanged()
 }
 
 // endpoint and loadBalancer look an object of the model up by ID.
@@ -237,6 +268,10 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 			}
 			if !created.Remote {
 				m.local = append(m.local, created)
+				for _, ip := range created.IPs {
+					m.localIPs[ip] = created.ID
+				}
+				m.localVersion = viewVersions.Add(1)
 			}
 			m.added(created.ID)
 		}
@@ -246,7 +281,7 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 
 func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
 	err := m.Client.DeleteEndpoint(ctx, id)
-	m.wrote(err, true, func() { mark(&m.epGone, id); m.removed(id) })
+	m.wrote(err, true, func() { mark(&m.epGone, id); m.removed(id); m.localDeleted(id) })
 	return err
 }
 

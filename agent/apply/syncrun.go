@@ -2,6 +2,8 @@ package apply
 
 import (
 	"context"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -21,6 +23,10 @@ type Sync struct {
 	// LastChecked is when HNS was last listed or found by its IDs to hold what the applier
 	// recalls; LastListed when it was last listed.
 	LastChecked, LastListed time.Time
+	// NodesChanged is set by the caller when a Node's pod CIDRs or addresses changed: the CNI
+	// follows them with remote-subnet routes, so the next sync reads the network again. Run
+	// clears it once it has.
+	NodesChanged bool
 }
 
 // Outcome is what one sync did.
@@ -40,7 +46,8 @@ type Outcome struct {
 // Run runs one sync at now with sync period period: it asks syncmode.Decide for each step and
 // executes it, until one programs.
 func (s *Sync) Run(ctx context.Context, now time.Time, period time.Duration) Outcome {
-	f := syncmode.Facts{Period: period, SinceCheck: now.Sub(s.LastChecked), SinceList: now.Sub(s.LastListed), CanRecall: s.Applier.CanRecall()}
+	f := syncmode.Facts{Period: period, SinceCheck: now.Sub(s.LastChecked), SinceList: now.Sub(s.LastListed), CanRecall: s.Applier.CanRecall(),
+		NodesChanged: s.NodesChanged}
 	var out Outcome
 	var changes engine.Changes
 	for {
@@ -53,13 +60,25 @@ func (s *Sync) Run(ctx context.Context, now time.Time, period time.Duration) Out
 			if err == nil && same {
 				s.LastChecked = now
 			}
-		case syncmode.Compute:
-			view, ok := s.Applier.LocalView(ctx, s.Network, s.HostMAC)
+		case syncmode.Compute, syncmode.ComputeRecalled:
+			reread := d.Step == syncmode.Compute
+			view, ok := s.Applier.LocalView(ctx, s.Network, s.HostMAC, reread)
 			if !ok {
 				f.ViewFailed = true
 				continue
 			}
-			out.Desired, changes = s.Compute(view)
+			if reread {
+				f.NetworkRead, s.NodesChanged = true, false
+			}
+			// A computation again (a missing route) adds its changes to the first's, which the
+			// engine's next computation overwrites.
+			again, first := f.Computed, clone(changes)
+			var more engine.Changes
+			out.Desired, more = s.Compute(view)
+			changes = more
+			if again {
+				changes = union(first, more)
+			}
 			s.computed(&f, out.Desired, changes)
 		case syncmode.Changes:
 			r, done, err := s.Applier.ApplyChanges(ctx, out.Desired, changes)
@@ -70,7 +89,8 @@ func (s *Sync) Run(ctx context.Context, now time.Time, period time.Duration) Out
 			out.Result, out.Err = r, err
 			return out
 		case syncmode.Recall:
-			o, ok := s.Applier.Recall(ctx, s.Network, s.HostMAC)
+			// The network read once a sync is enough: the engine computed with it.
+			o, ok := s.Applier.recall(ctx, s.Network, s.HostMAC, !f.NetworkRead)
 			if !ok {
 				f.RecallFailed = true
 				continue
@@ -91,6 +111,25 @@ func (s *Sync) computed(f *syncmode.Facts, d *engine.Desired, ch engine.Changes)
 	f.NodeContextChanged = ch.Everything
 	f.Changed = len(ch.LoadBalancers)
 	f.Settled, f.RetriesPending = s.Applier.Settled(), s.Applier.RetriesPending()
+	f.RouteMissing = d.MissesRoute()
+}
+
+// clone is ch with slices of its own.
+func clone(ch engine.Changes) engine.Changes {
+	ch.LoadBalancers, ch.RemoteEndpoints = slices.Clone(ch.LoadBalancers), slices.Clone(ch.RemoteEndpoints)
+	return ch
+}
+
+// union is what two computations of one sync changed together.
+func union(ch, more engine.Changes) engine.Changes {
+	out := engine.Changes{Everything: ch.Everything || more.Everything}
+	out.LoadBalancers = slices.Concat(ch.LoadBalancers, more.LoadBalancers)
+	slices.SortFunc(out.LoadBalancers, engine.LBKey.Compare)
+	out.LoadBalancers = slices.Compact(out.LoadBalancers)
+	out.RemoteEndpoints = slices.Concat(ch.RemoteEndpoints, more.RemoteEndpoints)
+	slices.SortFunc(out.RemoteEndpoints, netip.Addr.Compare)
+	out.RemoteEndpoints = slices.Compact(out.RemoteEndpoints)
+	return out
 }
 
 // list lists HNS, computes from what it shows and programs everything.

@@ -109,6 +109,9 @@ type agent struct {
 	statusMu sync.Mutex
 	// families are the IP families the last programming sync proxied; informer handlers read it.
 	families atomic.Pointer[[]v1alpha1.IPFamily]
+	// nodesChanged is set by the Node handler: the CNI's routes follow the Nodes, so the next sync
+	// reads the network again (apply.Sync.NodesChanged).
+	nodesChanged atomic.Bool
 
 	// Only the sync goroutine touches these.
 	notSelected bool
@@ -190,8 +193,7 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		// (nor the RBAC to list every Lease) for that.
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&coordinationv1.Lease{}}}},
 		Cache: cache.Options{
-			// Every Service and EndpointSlice of the cluster is cached; their managed fields are
-			// never read and are often the bigger half of the object.
+			// Managed fields are never read and are often the bigger half of an object.
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				// The agent may only read its own WindowsProxyNode; watching just that one also keeps
@@ -199,8 +201,11 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 				&v1alpha1.WindowsProxyNode{}: {Field: fields.OneTermEqualSelector("metadata.name", opts.NodeName)},
 				// The Services and EndpointSlices kube-proxy skips, filtered by the apiserver as
 				// kube-proxy does: those another proxy implements, headless ones (DNS serves them).
-				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields},
-				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels},
+				// Every other one of the cluster is cached, and every Node, with only what the
+				// agent reads of them (slim.go).
+				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields, Transform: slimService},
+				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels, Transform: (&sliceSlimmer{}).transform},
+				&corev1.Node{}:               {Transform: slimNode},
 			},
 		},
 	})
@@ -267,8 +272,11 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		{&discoveryv1.EndpointSlice{},
 			func(c *engine.Incremental, o client.Object) { c.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) },
 			func(c *engine.Incremental, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
-		// Nodes and the WindowsProxyNode are read at sync time; their events only trigger it.
-		{&corev1.Node{}, nil, nil, nodeChanged},
+		// The engine keeps the Nodes' pod CIDRs: a sync lists no Node.
+		{&corev1.Node{},
+			func(c *engine.Incremental, o client.Object) { c.SetClusterNode(o.(*corev1.Node)) },
+			func(c *engine.Incremental, o client.Object) { c.DeleteClusterNode(o.GetName()) }, nodeChanged},
+		// The WindowsProxyNode is read at sync time; its events only trigger it.
 		// The agent's own status writes need no sync: only a new spec does, or the controller
 		// saying the agent was silent (its report is then rewritten at once).
 		{&v1alpha1.WindowsProxyNode{}, nil, nil, specOrAliveChanged},
@@ -337,6 +345,9 @@ func (a *agent) changed(o any, apply func(*engine.Incremental, client.Object), d
 		a.pending = append(a.pending, func(c *engine.Incremental) { apply(c, obj) })
 		a.pendingMu.Unlock()
 	}
+	if _, node := o.(*corev1.Node); node {
+		a.nodesChanged.Store(true)
+	}
 	a.health.proxy.QueuedUpdate()
 	for _, fam := range a.programmedFamilies() {
 		a.metrics.KubeProxy.SyncProxyRulesLastQueuedTimestamp.WithLabelValues(string(fam)).Set(float64(a.opts.Clock.Now().Unix()))
@@ -402,22 +413,12 @@ func (a *agent) sync(ctx context.Context) error {
 	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, node); err != nil {
 		return fmt.Errorf("reading this node: %w", err)
 	}
-	var nodeList corev1.NodeList
-	if err := a.client.List(apiCtx, &nodeList); err != nil {
-		return err
-	}
-	others := make([]*corev1.Node, 0, len(nodeList.Items))
-	for i := range nodeList.Items {
-		if nodeList.Items[i].Name != a.opts.NodeName {
-			others = append(others, &nodeList.Items[i])
-		}
-	}
 
 	report := syncReport{windows: a.opts.WindowsBuild}
 	// Changes reach the engine whether or not HNS answers: service health checks report
 	// endpoints, which do not depend on HNS.
 	a.drainPending()
-	syncErr := a.program(ctx, cfg, node, others, period, &report)
+	syncErr := a.program(ctx, cfg, node, period, &report)
 	if d, ok := a.applier.NextRetry(); ok {
 		a.runner.RetryIn(d)
 	}
@@ -442,10 +443,11 @@ func (a *agent) sync(ctx context.Context) error {
 // the applier's model of HNS when it can be trusted (only what changed, or everything from what it
 // recalls), else from a list. An error before anything was applied (HNS not answering) skips the
 // sync.
-func (a *agent) program(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, others []*corev1.Node, period time.Duration, report *syncReport) error {
+func (a *agent) program(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, period time.Duration, report *syncReport) error {
 	a.syncer.Network, a.syncer.HostMAC = cfg.Network.Name, a.hostMAC(cfg, node)
+	a.syncer.NodesChanged = a.nodesChanged.Swap(false) || a.syncer.NodesChanged
 	a.syncer.Compute = func(view engine.HNSView) (*engine.Desired, engine.Changes) {
-		a.engine.SetNode(a.opts.NodeName, cfg, node, others, view)
+		a.engine.SetNode(a.opts.NodeName, cfg, node, view)
 		return a.engine.Desired(), a.engine.Changes()
 	}
 	out := a.syncer.Run(ctx, a.opts.Clock.Now(), period)

@@ -56,7 +56,7 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 			cl := w.cluster()
 			before := benchmeter.LiveHeap()
 			c := cl.Incremental()
-			c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
+			c.SetNode(cl.NodeName, cl.Config, nil, cl.View(ws2022))
 			c.Desired()
 			state := benchmeter.LiveHeap() - before
 			orig, moved := movedEndpoint(cl, w.moved)
@@ -102,7 +102,7 @@ func TestIncrementalIsCheaper(t *testing.T) {
 	var c *engine.Incremental
 	full := testing.AllocsPerRun(1, func() {
 		c = cl.Incremental()
-		c.SetNode(cl.NodeName, cl.Config, nil, nil, cl.View(ws2022))
+		c.SetNode(cl.NodeName, cl.Config, nil, cl.View(ws2022))
 		c.Desired()
 	})
 	orig, moved := movedEndpoint(cl, 42)

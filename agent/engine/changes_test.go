@@ -12,7 +12,7 @@ import (
 // added to a map while it is ranged over may or may not be produced).
 func TestChangesNameEachKeyOnce(t *testing.T) {
 	c := NewIncremental()
-	c.SetNode(nodeName, config(false), nil, nil, view(false, ws2022, localPod()))
+	c.SetNode(nodeName, config(false), nil, view(false, ws2022, localPod()))
 	// Services claiming one external IP and port: a change of one names
 	// them all, the winner of the frontend may have changed.
 	const n = 8

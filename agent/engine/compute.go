@@ -16,7 +16,9 @@ import (
 // equals an Incremental's fed the same inputs (a later service or slice
 // with the same namespace and name replaces an earlier one).
 func Compute(in Input) *Desired {
-	ctx := newNodeContext(in.NodeName, &in.Config, in.Node, in.Nodes, &in.HNS)
+	ni := newNodeInputs(in.NodeName, &in.Config, in.Node, &in.HNS)
+	ni.nodeCIDRs = nodeCIDRsOf(in.Nodes, in.NodeName)
+	ctx := newNodeContext(ni, &in.Config, &in.HNS, nil)
 	services := latest(in.Services)
 	bySvc := slicesByService(latest(in.EndpointSlices))
 	sc := newServiceComputer(ctx, false)
@@ -135,6 +137,7 @@ func newMerge(lbs, remotes int) *merge {
 			LoadBalancers:   make(map[LBKey]LoadBalancer, lbs),
 			RemoteEndpoints: make(map[netip.Addr]RemoteEndpoint, remotes),
 			svcProblems:     map[string][]Problem{},
+			reasons:         map[string]int{},
 			conflicts:       map[LBKey]Problem{},
 		},
 		sharer: map[LBKey]string{},
@@ -144,9 +147,7 @@ func newMerge(lbs, remotes int) *merge {
 
 // add merges a service's result; it keeps none of what r borrows.
 func (m *merge) add(service string, r svcResult) {
-	if len(r.problems) > 0 {
-		m.d.svcProblems[service] = slices.Clone(r.problems)
-	}
+	m.d.setProblems(service, r.problems)
 	if r.topologyRouted {
 		m.topologyRouted++
 	}

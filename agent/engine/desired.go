@@ -20,9 +20,34 @@ type Desired struct {
 	SourceVIPEndpoint *SourceVIPEndpoint
 	Effective         Effective
 
-	svcProblems  map[string][]Problem
+	svcProblems map[string][]Problem
+	// reasons count svcProblems by reason, so that asking whether one is
+	// there costs no scan of every service's.
+	reasons      map[string]int
 	conflicts    map[LBKey]Problem
 	nodeProblems []Problem
+}
+
+// setProblems sets a service's problems, nil for none.
+func (d *Desired) setProblems(service string, ps []Problem) {
+	for _, p := range d.svcProblems[service] {
+		if d.reasons[p.Reason]--; d.reasons[p.Reason] == 0 {
+			delete(d.reasons, p.Reason)
+		}
+	}
+	if len(ps) == 0 {
+		delete(d.svcProblems, service)
+		return
+	}
+	d.svcProblems[service] = slices.Clone(ps)
+	for _, p := range ps {
+		d.reasons[p.Reason]++
+	}
+}
+
+// has reports whether a service or the node has a problem of reason.
+func (d *Desired) has(reason string) bool {
+	return d.reasons[reason] > 0 || slices.ContainsFunc(d.nodeProblems, func(p Problem) bool { return p.Reason == reason })
 }
 
 // SortedLoadBalancers lists the load balancers in key order.
@@ -54,13 +79,8 @@ func (d *Desired) Problems() []Problem {
 
 // MissesLocalEndpoint reports whether an endpoint on this node had no HNS endpoint in the view
 // (LocalEndpointNotFound): the CNI creates those, so only a list shows a new one.
-func (d *Desired) MissesLocalEndpoint() bool {
-	for _, ps := range d.svcProblems {
-		for _, p := range ps {
-			if p.Reason == v1alpha1.ReasonLocalEndpointNotFound {
-				return true
-			}
-		}
-	}
-	return slices.ContainsFunc(d.nodeProblems, func(p Problem) bool { return p.Reason == v1alpha1.ReasonLocalEndpointNotFound })
-}
+func (d *Desired) MissesLocalEndpoint() bool { return d.has(v1alpha1.ReasonLocalEndpointNotFound) }
+
+// MissesRoute reports whether a backend in another node's pod CIDR had no remote-subnet route in
+// the view's network (NoRemoteSubnetRoute): the CNI adds those, so a network read again may show it.
+func (d *Desired) MissesRoute() bool { return d.has(v1alpha1.ReasonNoRemoteSubnetRoute) }

@@ -22,18 +22,17 @@ type ServiceHealthCheck struct {
 }
 
 // ServiceHealthChecks lists, by "namespace/name", the Services that need a service health server
-// on this node. It scans the Services the Incremental holds, which costs microseconds per thousand
-// Services; it is independent of HNS, since a health check reports endpoints, not programming.
+// on this node. Those Services are indexed as they are set, so a sync reads only them, not every
+// Service of the cluster; it is independent of HNS, since a health check reports endpoints, not
+// programming.
 func (c *Incremental) ServiceHealthChecks() map[string]ServiceHealthCheck {
 	family := v1alpha1.IPv4
 	if c.ctx != nil && len(c.ctx.families) > 0 {
 		family = c.ctx.families[0]
 	}
-	out := map[string]ServiceHealthCheck{}
-	for k, svc := range c.services {
-		if !needsHealthCheck(svc) {
-			continue
-		}
+	out := make(map[string]ServiceHealthCheck, len(c.healthChecked))
+	for k := range c.healthChecked {
+		svc := c.services[k]
 		out[k] = ServiceHealthCheck{
 			Port:           uint16(svc.Spec.HealthCheckNodePort),
 			LocalEndpoints: localReadyEndpoints(c.slices[k], family, c.nodeName()),

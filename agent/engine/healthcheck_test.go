@@ -16,7 +16,7 @@ func withHealthCheckNodePort(p int32) testbuild.ServiceOption {
 
 func TestServiceHealthChecks(t *testing.T) {
 	c := NewIncremental()
-	c.SetNode(nodeName, config(false), nil, nil, view(false, ws2022))
+	c.SetNode(nodeName, config(false), nil, view(false, ws2022))
 	// Only an ETP=Local LoadBalancer with a healthCheckNodePort gets a service health server.
 	c.SetService(service("web", testbuild.LoadBalancer(30080, "11.21.31.41"), testbuild.ExternalTrafficLocal(), withHealthCheckNodePort(32000)))
 	c.SetService(service("cluster", testbuild.LoadBalancer(30081, "11.21.31.42"), withHealthCheckNodePort(0)))

@@ -47,7 +47,12 @@ type Incremental struct {
 	zoneReaders map[string]struct{}
 	// topologyRouted counts the services routed by topology.
 	topologyRouted int
-	desired        Desired
+	// healthChecked are the services that need a service health server
+	// (ServiceHealthChecks), kept as services are set.
+	healthChecked map[string]struct{}
+	// nodes are the cluster's nodes' pod CIDRs (SetClusterNode).
+	nodes   clusterNodes
+	desired Desired
 	// changes is what the last Desired changed; everything is set when
 	// SetNode changed more than services (Changes).
 	changes    Changes
@@ -94,39 +99,55 @@ type remoteRefs struct {
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
 	return &Incremental{
-		services:    map[string]*corev1.Service{},
-		slices:      map[string][]*discoveryv1.EndpointSlice{},
-		sliceSvc:    map[string]string{},
-		dirty:       map[string]struct{}{},
-		results:     map[string]contribution{},
-		byIP:        map[netip.Addr]smallSet[string]{},
-		lbs:         map[LBKey]lbContributions{},
-		frontends:   map[frontKey]smallSet[LBKey]{},
-		remotes:     map[netip.Addr]remoteRefs{},
-		zoneReaders: map[string]struct{}{},
+		services:      map[string]*corev1.Service{},
+		slices:        map[string][]*discoveryv1.EndpointSlice{},
+		sliceSvc:      map[string]string{},
+		dirty:         map[string]struct{}{},
+		results:       map[string]contribution{},
+		byIP:          map[netip.Addr]smallSet[string]{},
+		lbs:           map[LBKey]lbContributions{},
+		frontends:     map[frontKey]smallSet[LBKey]{},
+		remotes:       map[netip.Addr]remoteRefs{},
+		zoneReaders:   map[string]struct{}{},
+		healthChecked: map[string]struct{}{},
 		desired: Desired{
 			LoadBalancers:   map[LBKey]LoadBalancer{},
 			RemoteEndpoints: map[netip.Addr]RemoteEndpoint{},
 			svcProblems:     map[string][]Problem{},
+			reasons:         map[string]int{},
 			conflicts:       map[LBKey]Problem{},
 		},
 	}
 }
 
-// SetNode sets the node context: config, this node, the other nodes and
-// the HNS view. Services are recomputed only where it matters: all of them
-// when anything but the local endpoints and the node's zone changed, else
-// those that looked up a changed local endpoint IP, and those whose
-// topology read the zone if it changed.
-func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, view HNSView) {
-	n := newNodeContext(nodeName, &cfg, node, nodes, &view)
+// SetNode sets the node context: config, this node and the HNS view (the
+// other nodes come from SetClusterNode). Services are recomputed only where
+// it matters: none when none of the node's inputs changed (the usual
+// event-triggered sync, whose view holds the same local endpoints as the
+// last: HNSView.EndpointsVersion); all of them when anything but the local
+// endpoints and the node's zone changed, else those that looked up a
+// changed local endpoint IP, and those whose topology read the zone if it
+// changed.
+func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, view HNSView) {
+	in := newNodeInputs(nodeName, &cfg, node, &view)
+	in.nodeCIDRs, in.nodesVersion = c.nodes.others(nodeName)
 	old := c.ctx
+	if old != nil && in.same(old.inputs) {
+		return
+	}
+	n := newNodeContext(in, &cfg, &view, old)
 	c.ctx = n
-	if old == nil || !reflect.DeepEqual(old.shared, n.shared) {
+	if old == nil || !reflect.DeepEqual(old.shared, n.shared) || !sameRoutes(old.routes, n.routes) || !in.sameNodes(old.inputs) ||
+		!reflect.DeepEqual(old.reported(), n.reported()) {
 		for k := range c.services {
 			c.dirty[k] = struct{}{}
 		}
 		c.everything = true
+		return
+	}
+	if in.sameEndpoints(old.inputs) {
+		// Same local endpoints: only the zone may have changed.
+		c.zoneChanged(old.zone, n.zone)
 		return
 	}
 	for ip, id := range n.local {
@@ -141,12 +162,38 @@ func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig,
 			c.everything = true
 		}
 	}
-	if old.zone != n.zone {
+	c.zoneChanged(old.zone, n.zone)
+}
+
+// reported is what the node context says about the node besides what the
+// services are computed from.
+func (n *nodeContext) reported() any {
+	return struct {
+		e Effective
+		p []Problem
+		s *SourceVIPEndpoint
+	}{n.effective, n.problems, n.svipEndpoint}
+}
+
+// zoneChanged recomputes the services whose topology read the zone, if it
+// changed.
+func (c *Incremental) zoneChanged(old, now string) {
+	if old != now {
 		for k := range c.zoneReaders {
 			c.dirty[k] = struct{}{}
 		}
 	}
 }
+
+// SetClusterNode records a Node of the cluster as the informers report it:
+// the engine reads the other nodes' pod CIDRs (this node's own are skipped),
+// and a Node whose pod CIDRs did not change changes nothing.
+func (c *Incremental) SetClusterNode(node *corev1.Node) {
+	c.nodes.set(node.Name, parsePodCIDRs(node))
+}
+
+// DeleteClusterNode forgets a Node.
+func (c *Incremental) DeleteClusterNode(name string) { c.nodes.delete(name) }
 
 func (c *Incremental) markIP(ip netip.Addr) {
 	for _, k := range c.byIP[ip].all() {
@@ -159,12 +206,18 @@ func (c *Incremental) SetService(svc *corev1.Service) {
 	k := svc.Namespace + "/" + svc.Name
 	c.services[k] = svc
 	c.dirty[k] = struct{}{}
+	if needsHealthCheck(svc) {
+		c.healthChecked[k] = struct{}{}
+	} else {
+		delete(c.healthChecked, k)
+	}
 }
 
 // DeleteService removes a service.
 func (c *Incremental) DeleteService(namespace, name string) {
 	k := namespace + "/" + name
 	delete(c.services, k)
+	delete(c.healthChecked, k)
 	c.dirty[k] = struct{}{}
 }
 
@@ -263,7 +316,7 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		return
 	}
 	delete(c.results, k)
-	delete(c.desired.svcProblems, k)
+	c.desired.setProblems(k, nil)
 	if r.topologyRouted {
 		c.topologyRouted--
 	}
@@ -302,9 +355,7 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 // service VIP's, which a backend's overrides, by refreshRemote.
 func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	var kept contribution
-	if len(r.problems) > 0 {
-		c.desired.svcProblems[k] = slices.Clone(r.problems)
-	}
+	c.desired.setProblems(k, r.problems)
 	if len(r.lbs) > 0 {
 		kept.lbKeys = make([]LBKey, len(r.lbs))
 	}

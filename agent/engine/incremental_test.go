@@ -44,7 +44,7 @@ func TestIncrementalSteps(t *testing.T) {
 				{do: func(c *Incremental, in *Input) {
 					in.HNS.Endpoints = append(in.HNS.Endpoints, l2)
 					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.1.5", nodeName), testbuild.Endpoint("192.168.1.6", nodeName))}
-					c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
+					c.SetNode(in.NodeName, in.Config, nil, in.HNS)
 					c.SetEndpointSlice(in.EndpointSlices[0])
 				}, lbs: []string{"IPv4/clusterip 10.20.30.41:80/TCP ns/svc1:p80 int=80 flags=0 pm=0 svip=- be=[192.168.1.5@EP-L1 192.168.1.6@EP-L2]"}},
 				{do: func(c *Incremental, in *Input) {
@@ -91,7 +91,7 @@ func TestIncrementalSteps(t *testing.T) {
 					in.HNS.Endpoints = []hns.Endpoint{localEP("EP-B", "192.168.2.3")}
 					in.Services = append(in.Services, service("svc3", testbuild.ClusterIPs("10.20.30.43")))
 					in.EndpointSlices = []*discoveryv1.EndpointSlice{slice("svc3", "s3", 80, testbuild.Endpoint("192.168.2.3", nodeName))}
-					c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
+					c.SetNode(in.NodeName, in.Config, nil, in.HNS)
 					c.SetService(in.Services[2])
 					c.DeleteEndpointSlice("ns", "s1")
 					c.DeleteEndpointSlice("ns", "s2")
@@ -103,7 +103,7 @@ func TestIncrementalSteps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
 			c := NewIncremental()
-			c.SetNode(in.NodeName, in.Config, nil, nil, in.HNS)
+			c.SetNode(in.NodeName, in.Config, nil, in.HNS)
 			for _, s := range in.Services {
 				c.SetService(s)
 			}
@@ -165,7 +165,10 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		w := newRandomWorld(r)
 		inc := NewIncremental()
-		inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
+		for _, n := range w.nodes {
+			inc.SetClusterNode(n)
+		}
+		inc.SetNode(nodeName, w.cfg, w.node, w.view)
 		for _, s := range w.services {
 			inc.SetService(s)
 		}
@@ -182,11 +185,28 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 			if diff := cmp.Diff(summary(want), summary(got), cmpAddr); diff != "" {
 				t.Fatalf("seed %d, step %d: Incremental differs from Compute (-compute +incremental):\n%s", seed, step, diff)
 			}
+			for _, d := range []*Desired{want, got} {
+				checkReasons(t, fmt.Sprintf("seed %d, step %d", seed, step), d)
+			}
 			if before != nil {
 				checkChanges(t, fmt.Sprintf("seed %d, step %d", seed, step), before, got, inc.Changes())
 			}
 			before = snapshot(got)
 		}
+	}
+}
+
+// checkReasons fails unless the problems d says it has are those it lists.
+func checkReasons(t *testing.T, step string, d *Desired) {
+	t.Helper()
+	listed := func(reason string) bool {
+		return slices.ContainsFunc(d.Problems(), func(p Problem) bool { return p.Reason == reason })
+	}
+	if got, want := d.MissesLocalEndpoint(), listed(v1alpha1.ReasonLocalEndpointNotFound); got != want {
+		t.Fatalf("%s: MissesLocalEndpoint() = %v, but the problems %v", step, got, d.Problems())
+	}
+	if got, want := d.MissesRoute(), listed(v1alpha1.ReasonNoRemoteSubnetRoute); got != want {
+		t.Fatalf("%s: MissesRoute() = %v, but the problems %v", step, got, d.Problems())
 	}
 }
 
@@ -260,11 +280,13 @@ func summary(d *Desired) desiredSummary {
 // randomWorld is a small random cluster: few addresses, ports and names, so
 // that services collide on frontends and share endpoints.
 type randomWorld struct {
-	r        *rand.Rand
-	cfg      v1alpha1.ResolvedProxyConfig
-	view     HNSView
-	node     *corev1.Node
-	nodes    []*corev1.Node
+	r     *rand.Rand
+	cfg   v1alpha1.ResolvedProxyConfig
+	view  HNSView
+	node  *corev1.Node
+	nodes []*corev1.Node
+	// versions numbers the views' endpoints.
+	versions uint64
 	services map[string]*corev1.Service
 	slices   map[string]*discoveryv1.EndpointSlice
 	// stale are earlier versions of objects, listed before the current ones.
@@ -353,7 +375,40 @@ func (w *randomWorld) randomView() HNSView {
 		v.Endpoints = append(v.Endpoints, hns.Endpoint{ID: "EP-R", Remote: true, IPs: []netip.Addr{ip("192.168.2.3")}})
 	}
 	v.Found = r.IntN(10) > 0
+	if r.IntN(2) == 0 {
+		// As the applier numbers its views: a new version for new endpoints.
+		w.versions++
+		v.EndpointsVersion = w.versions
+	}
 	return v
+}
+
+// changeNodes adds, removes or renumbers another node, or lists this node
+// itself (whose pod CIDR the engine skips), and tells inc.
+func (w *randomWorld) changeNodes(inc *Incremental) {
+	r := w.r
+	switch r.IntN(4) {
+	case 0:
+		n := testbuild.Node(fmt.Sprintf("node-%d", 4+r.IntN(3)), testbuild.PodCIDRs(w.pick("192.168.4.0/24", "192.168.2.0/24", "192.168.0.0/16")))
+		w.nodes = append(slices.DeleteFunc(w.nodes, func(o *corev1.Node) bool { return o.Name == n.Name }), n)
+		inc.SetClusterNode(n)
+	case 1:
+		if len(w.nodes) > 0 {
+			gone := w.nodes[r.IntN(len(w.nodes))]
+			w.nodes = slices.DeleteFunc(w.nodes, func(o *corev1.Node) bool { return o == gone })
+			inc.DeleteClusterNode(gone.Name)
+		}
+	case 2:
+		self := testbuild.Node(nodeName, testbuild.PodCIDRs("192.168.1.0/24"))
+		w.nodes = append(slices.DeleteFunc(w.nodes, func(o *corev1.Node) bool { return o.Name == nodeName }), self)
+		inc.SetClusterNode(self)
+	case 3:
+		// An update that changes no pod CIDR.
+		for _, n := range w.nodes {
+			inc.SetClusterNode(n)
+		}
+	}
+	inc.SetNode(nodeName, w.cfg, w.node, w.view)
 }
 
 func (w *randomWorld) randomService(i int) *corev1.Service {
@@ -450,7 +505,7 @@ func (w *randomWorld) change(inc *Incremental) {
 	r := w.r
 	for range 1 + r.IntN(3) {
 		i := r.IntN(7)
-		switch r.IntN(7) {
+		switch r.IntN(9) {
 		case 0:
 			s := w.randomService(i)
 			w.setService(s)
@@ -470,18 +525,25 @@ func (w *randomWorld) change(inc *Incremental) {
 			w.staleSlices = slices.DeleteFunc(w.staleSlices, func(s *discoveryv1.EndpointSlice) bool { return s.Name == name })
 			inc.DeleteEndpointSlice("ns", name)
 		case 5:
-			w.view = w.randomView()
+			if r.IntN(3) > 0 {
+				w.view = w.randomView()
+			}
 			if r.IntN(4) == 0 {
 				w.cfg.EnableDSR = !w.cfg.EnableDSR
 			}
 			if r.IntN(4) == 0 {
 				w.cfg.TopologyAwareRouting = !w.cfg.TopologyAwareRouting
 			}
-			inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
+			inc.SetNode(nodeName, w.cfg, w.node, w.view)
 		case 6:
 			// The node moves to another zone, nothing else changes.
 			w.node = w.randomNode()
-			inc.SetNode(nodeName, w.cfg, w.node, w.nodes, w.view)
+			inc.SetNode(nodeName, w.cfg, w.node, w.view)
+		case 7:
+			// The same view again, as an event-triggered sync sees it.
+			inc.SetNode(nodeName, w.cfg, w.node, w.view)
+		case 8:
+			w.changeNodes(inc)
 		}
 	}
 }
@@ -489,7 +551,7 @@ func (w *randomWorld) change(inc *Incremental) {
 // input is the world as Compute's input: stale versions first, the rest
 // shuffled.
 func (w *randomWorld) input() Input {
-	in := Input{NodeName: nodeName, Config: w.cfg, Node: w.node, Nodes: w.nodes, HNS: w.view}
+	in := Input{NodeName: nodeName, Config: w.cfg, Node: w.node, Nodes: shuffled(w.r, slices.Clone(w.nodes)), HNS: w.view}
 	in.Services = append(slices.Clone(w.staleServices), shuffled(w.r, slices.Collect(maps.Values(w.services)))...)
 	in.EndpointSlices = append(slices.Clone(w.staleSlices), shuffled(w.r, slices.Collect(maps.Values(w.slices)))...)
 	return in

@@ -28,23 +28,26 @@ type shared struct {
 	healthPort   uint16
 	// root is the health-check backend (by family); zero Backend: no
 	// health-check LBs.
-	root      [2]Backend
-	routes    []hns.RemoteSubnetRoute
-	nodeCIDRs []nodeCIDR
+	root [2]Backend
 	// topology: EndpointSlice hints are honoured (topologyAwareRouting);
 	// nodeHints: hints for nodes too (the PreferSameTrafficDistribution
 	// gate at the node's version).
 	topology, nodeHints bool
 }
 
-type nodeCIDR struct {
-	prefix netip.Prefix
-	node   string
-}
-
-// nodeContext is shared plus what is only reported.
+// nodeContext is shared plus what is only reported, and what is compared
+// apart from shared because a reflect.DeepEqual of it would cost as much as
+// the cluster is large.
 type nodeContext struct {
 	shared
+	// inputs are what the context was derived from: an Incremental whose
+	// node inputs did not change keeps its context as it is.
+	inputs nodeInputs
+	// routes are the network's remote-subnet routes and nodeCIDRs the other
+	// nodes' pod CIDRs (both change every service's backends); each is
+	// as long as the cluster has nodes.
+	routes       []hns.RemoteSubnetRoute
+	nodeCIDRs    []nodeCIDR
 	effective    Effective
 	problems     []Problem
 	svipEndpoint *SourceVIPEndpoint
@@ -78,17 +81,25 @@ func familyOf(a netip.Addr) v1alpha1.IPFamily {
 // newNodeContext derives the node context: what every service computation
 // needs, and the node-level part of Effective. Each step below decides one
 // thing the node reports (docs/design/dataplane.md#the-node); the first
-// step that blocks programming names the reason.
-func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *corev1.Node, nodes []*corev1.Node, v *HNSView) *nodeContext {
-	c := &nodeContext{local: localEndpoints(v.Endpoints)}
-	c.nodeName = nodeName
+// step that blocks programming names the reason. What prev, the last
+// context (nil for none), derived from the same local endpoints or routes
+// is taken over rather than derived again: a node has hundreds of pods and
+// a cluster thousands of nodes.
+func newNodeContext(in nodeInputs, cfg *v1alpha1.ResolvedProxyConfig, v *HNSView, prev *nodeContext) *nodeContext {
+	c := &nodeContext{inputs: in, nodeCIDRs: in.nodeCIDRs}
+	if prev != nil && in.sameEndpoints(prev.inputs) {
+		c.local = prev.local
+	} else {
+		c.local = localEndpoints(v.Endpoints)
+	}
+	c.nodeName = in.nodeName
 	c.caps = v.Capabilities
 	c.hostMAC = v.HostMAC
 	c.programmable = true
-	c.nodeIP = nodeIPs(cfg.NodeIPs, node)
+	c.nodeIP = in.nodeIP
 
 	c.networkCondition(cfg, v)
-	c.overlayRoutes(v, nodes)
+	c.overlayRoutes(v, prev)
 	c.hnsAPICondition(v)
 	primary := c.ipFamilies(cfg)
 	c.dsrCondition(cfg)
@@ -104,9 +115,7 @@ func newNodeContext(nodeName string, cfg *v1alpha1.ResolvedProxyConfig, node *co
 	c.topology = cfg.TopologyAwareRouting
 	// Without the gate kube-proxy ignores hints for nodes (GA and locked on from 1.35).
 	c.nodeHints = cfg.FeatureGates[featuregate.PreferSameTrafficDistribution]
-	if node != nil {
-		c.zone = node.Labels[corev1.LabelTopologyZone]
-	}
+	c.zone = in.zone
 	return c
 }
 
@@ -182,25 +191,19 @@ func typeMismatch(want v1alpha1.NetworkType, got hns.NetworkType) bool {
 }
 
 // overlayRoutes keeps what overlay backends are resolved with: the
-// network's remote-subnet routes (their provider addresses) and the other
-// nodes' pod CIDRs, which explain a backend no route covers yet.
-func (c *nodeContext) overlayRoutes(v *HNSView, nodes []*corev1.Node) {
+// network's remote-subnet routes (their provider addresses), indexed again
+// only when they changed since prev.
+func (c *nodeContext) overlayRoutes(v *HNSView, prev *nodeContext) {
 	c.overlay = v.Found && v.Network.IsOverlay()
 	if !c.overlay {
 		return
 	}
 	c.routes = v.Network.RemoteSubnetRoutes
-	c.pa = newProviderAddresses(c.routes)
-	for _, n := range nodes {
-		if n == nil || n.Name == c.nodeName {
-			continue
-		}
-		for _, cidr := range nodeinfo.PodCIDRs(n) {
-			if p, err := netip.ParsePrefix(cidr); err == nil {
-				c.nodeCIDRs = append(c.nodeCIDRs, nodeCIDR{prefix: p.Masked(), node: n.Name})
-			}
-		}
+	if prev != nil && prev.overlay && sameRoutes(prev.routes, c.routes) {
+		c.pa = prev.pa
+		return
 	}
+	c.pa = newProviderAddresses(c.routes)
 }
 
 // hnsAPICondition blocks programming on an HNS without API v2, which

@@ -124,14 +124,3 @@ func (t *providerAddresses) lookup6(ip netip.Addr) int {
 	}
 	return last
 }
-
-// nodeFor names the other node whose pod CIDR holds ip, if any. It is
-// asked only about backends without a provider address, so a scan does.
-func (s *shared) nodeFor(ip netip.Addr) string {
-	for _, n := range s.nodeCIDRs {
-		if n.prefix.Contains(ip) {
-			return n.node
-		}
-	}
-	return ""
-}

@@ -482,7 +482,7 @@ func TestIncrementalZoneChange(t *testing.T) {
 		in.Node = node(st.zone)
 		in.Config.TopologyAwareRouting = st.topology
 		in.Config.FeatureGates = map[string]bool{featuregate.PreferSameTrafficDistribution: st.nodeHints}
-		inc.SetNode(nodeName, in.Config, in.Node, nil, in.HNS)
+		inc.SetNode(nodeName, in.Config, in.Node, in.HNS)
 		if st.recomputed != nil {
 			if got := slices.Sorted(maps.Keys(inc.dirty)); !slices.Equal(got, st.recomputed) {
 				t.Errorf("step %d: zone %q recomputes %v, want %v", i, st.zone, got, st.recomputed)

@@ -33,6 +33,12 @@ type HNSView struct {
 	// ones (pods, the host's root endpoint, the source-VIP endpoint); remote
 	// ones are the applier's business.
 	Endpoints []hns.Endpoint
+	// EndpointsVersion, when not zero, names the local endpoints of
+	// Endpoints: two views with the same version hold the same ones, and an
+	// Incremental keeps what it derived from them instead of mapping every
+	// local endpoint again (the applier numbers the views of its model of
+	// HNS, unique in the process). Zero means unknown.
+	EndpointsVersion uint64
 	// Capabilities of the host's HNS version.
 	Capabilities hns.Capabilities
 	// HostMAC is the MAC of the interface holding the node IP; overlay needs

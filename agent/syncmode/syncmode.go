@@ -5,7 +5,8 @@
 // only what changed.
 //
 // A sync gathers facts as it goes (an ID check, the engine's computation, the outcome of a write)
-// and asks Decide after each, until Decide names a final step: Changes, Recall or List. Decide is
+// and asks Decide after each, until Decide names a final step: Changes, Recall or List. Between
+// two ID checks a sync reads the network again only when the Nodes changed or a route is missing. Decide is
 // pure, and its every row is a case of the table test; apply.Sync executes the steps, for the agent,
 // the benchmarks and the conformance suite alike, and the step
 // and reason of each sync are labels of winproxy_agent_syncs_total and fields of its debug log.
@@ -24,6 +25,11 @@ const (
 	// Compute runs the engine on the applier's view of HNS (the network read again, the local
 	// endpoints recalled), with no list.
 	Compute Step = "Compute"
+	// ComputeRecalled runs the engine on the applier's view of HNS with the network as last read:
+	// a change of Services or EndpointSlices changes no route (the CNI's routes follow the
+	// Nodes), so a sync it triggered reads nothing of HNS. Reading the network decodes a route
+	// per node of the cluster.
+	ComputeRecalled Step = "ComputeRecalled"
 	// Changes programs only what the engine's last computation changed, from the applier's model.
 	Changes Step = "Changes"
 	// Recall programs everything the engine wants, against what the applier recalls of HNS (the last
@@ -57,6 +63,12 @@ const (
 	CheckedThisPeriod Reason = "CheckedThisPeriod"
 	// IDsMatch: the ID check found exactly what the applier recalls.
 	IDsMatch Reason = "IDsMatch"
+	// NodesChanged: a Node's pod CIDRs or addresses changed since the network was last read; the
+	// CNI follows them with remote-subnet routes.
+	NodesChanged Reason = "NodesChanged"
+	// RouteMissing: a backend in another node's pod CIDR has no route in the network as last
+	// read; the CNI may have added it since.
+	RouteMissing Reason = "RouteMissing"
 	// LocalEndpointMissing: a local pod's endpoint is not in the recalled view; the CNI creates
 	// those, and only a list shows a new one.
 	LocalEndpointMissing Reason = "LocalEndpointMissing"
@@ -103,6 +115,11 @@ type Facts struct {
 	Checked, CheckFailed, IDsMatch bool
 	// ViewFailed is set when the applier's view could not be had (the network changed).
 	ViewFailed bool
+	// NodesChanged: a Node's pod CIDRs or addresses changed since the network was last read.
+	// NetworkRead: the network was read again this sync.
+	NodesChanged, NetworkRead bool
+	// RouteMissing: the engine found a backend in another node's pod CIDR without a route.
+	RouteMissing bool
 	// Computed is set once the engine ran on the applier's view; the engine's facts follow.
 	Computed bool
 	// LocalEndpointMissing: the engine found no endpoint for a local pod.
@@ -145,10 +162,14 @@ func view(f Facts) (Decision, bool) {
 		return Decision{List, NothingToRecall}, false
 	case f.ViewFailed:
 		return Decision{List, NetworkChanged}, false
+	case f.Computed && f.RouteMissing && !f.NetworkRead:
+		return Decision{Compute, RouteMissing}, false
 	case f.Computed:
 		return Decision{}, true
+	case f.SinceCheck < time.Duration(CheckFraction*float64(f.Period)) && f.NodesChanged:
+		return Decision{Compute, NodesChanged}, false
 	case f.SinceCheck < time.Duration(CheckFraction*float64(f.Period)):
-		return Decision{Compute, CheckedThisPeriod}, false
+		return Decision{ComputeRecalled, CheckedThisPeriod}, false
 	case f.SinceList >= FullListEvery*f.Period:
 		return Decision{List, FullListDue}, false
 	case !f.Checked:

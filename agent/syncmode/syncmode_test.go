@@ -33,14 +33,18 @@ func TestDecide(t *testing.T) {
 		{"a new process has nothing to recall", func(f *Facts) { *f = Facts{Period: period} }, Decision{List, NothingToRecall}},
 		{"a failed write left nothing to recall", func(f *Facts) { f.CanRecall = false }, Decision{List, NothingToRecall}},
 		{"the network changed under the model", func(f *Facts) { f.ViewFailed = true }, Decision{List, NetworkChanged}},
-		{"checked or listed this period: compute from the model", func(f *Facts) { f.SinceCheck = period / 2 }, Decision{Compute, CheckedThisPeriod}},
+		{"checked or listed this period: compute from the model, network and all", func(f *Facts) { f.SinceCheck = period / 2 }, Decision{ComputeRecalled, CheckedThisPeriod}},
+		{"checked this period, but the Nodes changed: read the network again", func(f *Facts) { f.SinceCheck, f.NodesChanged = period/2, true }, Decision{Compute, NodesChanged}},
+		{"the Nodes changed and the check is due: the check reads the network", func(f *Facts) { f.NodesChanged = true }, Decision{CheckIDs, IDCheckDue}},
 		{"checked nine tenths of a period ago is not this period", func(f *Facts) { f.SinceCheck = period * 9 / 10 }, Decision{CheckIDs, IDCheckDue}},
 		{"ten periods since the last list", func(f *Facts) { f.SinceList = FullListEvery * period }, Decision{List, FullListDue}},
-		{"the full list wins over a fresh ID check", func(f *Facts) { f.SinceList, f.SinceCheck = FullListEvery*period, period/2 }, Decision{Compute, CheckedThisPeriod}},
+		{"a fresh ID check wins over the full list", func(f *Facts) { f.SinceList, f.SinceCheck = FullListEvery*period, period/2 }, Decision{ComputeRecalled, CheckedThisPeriod}},
 		{"no check this period yet", func(*Facts) {}, Decision{CheckIDs, IDCheckDue}},
 		{"the ID enumeration failed", func(f *Facts) { f.Checked, f.CheckFailed = true, true }, Decision{List, IDCheckFailed}},
 		{"objects came or went", func(f *Facts) { f.Checked = true }, Decision{List, IDsDiffer}},
 		{"the IDs match", func(f *Facts) { f.Checked, f.IDsMatch = true, true }, Decision{Compute, IDsMatch}},
+		{"a route is missing in the network as last read: read it again", func(f *Facts) { *f = computed(); f.RouteMissing = true }, Decision{Compute, RouteMissing}},
+		{"a route is missing in the network just read: program all the same", func(f *Facts) { *f = computed(); f.RouteMissing, f.NetworkRead = true, true }, Decision{Changes, IDsMatch}},
 		// What is programmed, once the engine ran on the model's view.
 		{"only what changed", func(f *Facts) { *f = computed() }, Decision{Changes, IDsMatch}},
 		{"only what changed, checked earlier this period", func(f *Facts) { *f = computed(); f.Checked, f.SinceCheck = false, period/3 }, Decision{Changes, CheckedThisPeriod}},
@@ -69,21 +73,26 @@ func TestDecide(t *testing.T) {
 // TestDecideEnds: from any facts, gathering what each non-final step asks for reaches a final
 // step within a few steps, so a sync never loops.
 func TestDecideEnds(t *testing.T) {
-	for _, start := range []Facts{{}, fresh(), computed(), {Period: period, CanRecall: true}} {
+	checked := fresh()
+	checked.SinceCheck = period / 2
+	for _, start := range []Facts{{}, fresh(), computed(), {Period: period, CanRecall: true}, checked} {
 		f := start
 		for steps := 0; ; steps++ {
 			d := Decide(f)
 			if d.Final() {
 				break
 			}
-			if steps == 3 {
+			if steps == 4 {
 				t.Fatalf("no final step after %d steps from %+v: %v", steps, start, d)
 			}
 			switch d.Step {
 			case CheckIDs:
 				f.Checked, f.IDsMatch = true, true
 			case Compute:
-				f.Computed, f.Programmable, f.Settled = true, true, true
+				f.Computed, f.Programmable, f.Settled, f.NetworkRead = true, true, true, true
+			case ComputeRecalled:
+				// The worst case: the route is missing, and a read of the network follows.
+				f.Computed, f.Programmable, f.Settled, f.RouteMissing = true, true, true, true
 			}
 		}
 	}

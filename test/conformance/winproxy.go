@@ -238,7 +238,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 
 // desired is the incremental engine's result with HNS as v shows it, as the agent computes it.
 func (w *winproxyRun) desired(v engine.HNSView) *engine.Desired {
-	w.cache.SetNode(w.c.NodeName, w.cfg, w.node, nil, v)
+	w.cache.SetNode(w.c.NodeName, w.cfg, w.node, v)
 	return w.cache.Desired()
 }
 

@@ -38,7 +38,45 @@ type Cluster struct {
 	LocalPods      []netip.Addr
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
+	// Nodes are the cluster's nodes (node-0 first) with their pod CIDRs and
+	// InternalIPs, as the agent's informers see them.
+	Nodes []*corev1.Node
+
+	// addressing places the nodes' pods.
+	addressing addressing
 }
+
+// addressing is where a cluster's nodes have their pods.
+type addressing struct {
+	podCIDR func(k int) netip.Prefix
+	// freePod is the first pod index no generated pod of any node uses.
+	freePod   int
+	sourceVIP netip.Addr
+}
+
+// classic is the addressing of Large and Winkernel: a /16 per node, up to
+// 155 nodes.
+var classic = addressing{podCIDR: PodCIDR, freePod: FreePodIndex, sourceVIP: sourceVIP}
+
+// wide is the addressing of Spread: a /22 per node (1,022 pods) in
+// 10.128.0.0/9, up to 8,192 nodes.
+var wide = addressing{
+	podCIDR: func(k int) netip.Prefix {
+		return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(128 + k/64), byte(k % 64 * 4), 0}), 22)
+	},
+	freePod:   1020,
+	sourceVIP: netip.AddrFrom4([4]byte{10, 128, 3, 254}),
+}
+
+// PodCIDROf is node k's pod CIDR in this cluster.
+func (c *Cluster) PodCIDROf(k int) netip.Prefix { return c.addressing.podCIDR(k) }
+
+// PodIPOf is the i-th pod address of node k in this cluster.
+func (c *Cluster) PodIPOf(k, i int) netip.Addr { return addrAdd(c.PodCIDROf(k).Addr(), i+1) }
+
+// FreePodIP is an address of node k's pod CIDR that no generated pod uses,
+// for scenarios that start a new pod.
+func (c *Cluster) FreePodIP(k int) netip.Addr { return c.PodIPOf(k, c.addressing.freePod) }
 
 // NodeName returns the name of node k; node 0 runs the agent under test.
 func NodeName(k int) string { return fmt.Sprintf("node-%d", k) }
@@ -77,9 +115,26 @@ var (
 // callers must not modify it.
 func Large() *Cluster {
 	largeOnce.Do(func() {
-		large = build(10000, 10, 50, true, false, func(g int) int { return g % 50 })
+		large = build(10000, 10, 50, true, false, func(g int) int { return g % 50 }, classic)
 	})
 	return large
+}
+
+// Spread is a cluster of services ClusterIP services with 10 endpoints each
+// over nodes nodes on an overlay network, of which node-0, the node under
+// test, runs localPods: endpoint g (counting across services) runs on node-0
+// every services*10/localPods endpoints, else on the other nodes
+// round-robin. Its nodes have a /22 each (Cluster.PodCIDROf), so that it
+// scales to thousands of nodes, and services*10 - localPods must fit in
+// 1,020 pods a node.
+func Spread(services, nodes, localPods int) *Cluster {
+	every := services * 10 / localPods
+	return build(services, 10, nodes, true, false, func(g int) int {
+		if g%every == 0 {
+			return 0
+		}
+		return 1 + (g-g/every-1)%(nodes-1)
+	}, wide)
 }
 
 // Winkernel is the workload upstream winkernel was measured on, to compare
@@ -94,14 +149,15 @@ func Winkernel(n int, overlay, dsr bool) *Cluster {
 			return 0
 		}
 		return 1 + (p/2)%9
-	})
+	}, classic)
 }
 
 // build generates services svc-00000... (TCP 80 -> 8080, one slice each)
 // with perSvc endpoints each, endpoint g placed on node place(g).
-func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int) *Cluster {
+func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int, at addressing) *Cluster {
 	c := &Cluster{
-		NodeName: NodeName(0),
+		addressing: at,
+		NodeName:   NodeName(0),
 		Config: v1alpha1.ResolvedProxyConfig{
 			Network:   v1alpha1.NetworkSpec{Name: "cbr0", Type: v1alpha1.NetworkTypeAuto},
 			EnableDSR: dsr,
@@ -113,11 +169,14 @@ func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int
 	}
 	if overlay {
 		c.Config.Network.Name, c.Network.Name, c.Network.Type = "vxlan0", "vxlan0", hns.NetworkTypeOverlay
-		c.Config.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyStatic, Address: sourceVIP.String()}
+		c.Config.SourceVIP = &v1alpha1.ResolvedSourceVIP{Strategy: v1alpha1.SourceVIPStrategyStatic, Address: at.sourceVIP.String()}
 		for k := 1; k < nodes; k++ {
 			c.Network.RemoteSubnetRoutes = append(c.Network.RemoteSubnetRoutes,
-				hns.RemoteSubnetRoute{DestinationPrefix: PodCIDR(k), ProviderAddress: NodeIP(k), IsolationID: 4096})
+				hns.RemoteSubnetRoute{DestinationPrefix: at.podCIDR(k), ProviderAddress: NodeIP(k), IsolationID: 4096})
 		}
+	}
+	for k := range nodes {
+		c.Nodes = append(c.Nodes, node(k, at.podCIDR(k)))
 	}
 	pods := make([]int, nodes) // pods so far, by node
 	for s := range services {
@@ -125,7 +184,7 @@ func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int
 		var eps []discoveryv1.Endpoint
 		for e := range perSvc {
 			k := place(s*perSvc + e)
-			ip := PodIP(k, pods[k])
+			ip := c.PodIPOf(k, pods[k])
 			pods[k]++
 			if k == 0 {
 				c.LocalPods = append(c.LocalPods, ip)
@@ -137,6 +196,15 @@ func build(services, perSvc, nodes int, overlay, dsr bool, place func(g int) int
 		c.EndpointSlices = append(c.EndpointSlices, slice(svc.Name, eps))
 	}
 	return c
+}
+
+// node is node k as its kubelet reports it: its pod CIDR and InternalIP.
+func node(k int, cidr netip.Prefix) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: NodeName(k)},
+		Spec:       corev1.NodeSpec{PodCIDR: cidr.String(), PodCIDRs: []string{cidr.String()}},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: NodeIP(k).String()}}},
+	}
 }
 
 // Service returns the s-th generated service.
@@ -178,20 +246,24 @@ func (c *Cluster) View(caps hns.Capabilities) engine.HNSView {
 		v.Endpoints = append(v.Endpoints, hns.Endpoint{ID: "POD-" + ip.String(), Name: "pod-" + ip.String(), NetworkID: v.Network.ID, IPs: []netip.Addr{ip}})
 	}
 	if c.Network.Type == hns.NetworkTypeOverlay {
-		v.Endpoints = append(v.Endpoints, hns.Endpoint{ID: "SOURCE-VIP", Name: hns.OwnedEndpointName(sourceVIP), NetworkID: v.Network.ID, IPs: []netip.Addr{sourceVIP}})
+		svip := c.addressing.sourceVIP
+		v.Endpoints = append(v.Endpoints, hns.Endpoint{ID: "SOURCE-VIP", Name: hns.OwnedEndpointName(svip), NetworkID: v.Network.ID, IPs: []netip.Addr{svip}})
 	}
 	return v
 }
 
 // Input is the engine's input for the view v.
 func (c *Cluster) Input(v engine.HNSView) engine.Input {
-	return engine.Input{NodeName: c.NodeName, Config: c.Config, Services: c.Services, EndpointSlices: c.EndpointSlices, HNS: v}
+	return engine.Input{NodeName: c.NodeName, Config: c.Config, Node: c.Nodes[0], Nodes: c.Nodes, Services: c.Services, EndpointSlices: c.EndpointSlices, HNS: v}
 }
 
-// Incremental returns an incremental engine holding the cluster's services and slices,
+// Incremental returns an incremental engine holding the cluster's nodes, services and slices,
 // as the agent's informers fill it; SetNode is the caller's.
 func (c *Cluster) Incremental() *engine.Incremental {
 	ec := engine.NewIncremental()
+	for _, n := range c.Nodes {
+		ec.SetClusterNode(n)
+	}
 	for _, s := range c.Services {
 		ec.SetService(s)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"syscall"
 	"time"
 
@@ -71,6 +72,20 @@ func (s *Sim) RemoveNetwork(name string) error {
 			}
 		}
 		delete(h.networks, key(n.ID))
+		return nil
+	})
+}
+
+// SetRemoteSubnetRoutes replaces an overlay network's routes, as the CNI
+// does when a node joins or leaves the cluster.
+func (s *Sim) SetRemoteSubnetRoutes(networkName string, routes []hns.RemoteSubnetRoute) error {
+	return s.outside(func(h *host) error {
+		n, ok := h.networkByName(networkName)
+		if !ok {
+			return hns.NewError("SetRemoteSubnetRoutes", networkName, hns.CodeNetworkNotFound, nil)
+		}
+		r := h.networks[key(n.ID)]
+		r.obj.RemoteSubnetRoutes = slices.Clone(routes)
 		return nil
 	})
 }

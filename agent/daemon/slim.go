@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/winproxy/winproxy/agent/engine"
+)
+
+// The agent runs on every Windows node and caches every Service and EndpointSlice of the cluster
+// and every Node: its informers keep only what it reads (the engine, the health servers, the
+// change SLIs, the Events it records), so that its memory follows what it proxies, not the
+// objects' other fields. A real Node carries its images, conditions and volumes; an
+// EndpointSlice's endpoints their target Pods; a Service its pod selector.
+
+// slimNode keeps of a Node what the engine (addresses, pod CIDRs, the zone label), the proxy
+// health server (deletion, the cluster autoscaler's taint) and Events (identity) read.
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Node{
+		TypeMeta: n.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
+			DeletionTimestamp: n.DeletionTimestamp, Labels: n.Labels},
+		Spec:   corev1.NodeSpec{PodCIDR: n.Spec.PodCIDR, PodCIDRs: n.Spec.PodCIDRs, Taints: n.Spec.Taints},
+		Status: corev1.NodeStatus{Addresses: n.Status.Addresses},
+	}, nil
+}
+
+// serviceAnnotations are the Service annotations the engine reads.
+var serviceAnnotations = []string{engine.AnnotationPreserveDestination, engine.AnnotationWinProxyOptimization}
+
+// slimService keeps of a Service its spec without the pod selector, its load-balancer ingress and
+// the annotations the engine reads.
+func slimService(obj any) (any, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Service{
+		TypeMeta: svc.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID, ResourceVersion: svc.ResourceVersion,
+			Annotations: only(svc.Annotations, serviceAnnotations...)},
+		Spec:   svc.Spec,
+		Status: corev1.ServiceStatus{LoadBalancer: svc.Status.LoadBalancer},
+	}
+	out.Spec.Selector = nil
+	return out, nil
+}
+
+// sliceSlimmer keeps of an EndpointSlice what the engine reads (its service's label, address
+// type, ports, and of each endpoint its addresses, conditions, node and hints) and the change
+// trigger time (kube-proxy's network-programming SLI). The node names and conditions of a
+// cluster's endpoints are few values repeated a hundred thousand times: each is kept once.
+type sliceSlimmer struct {
+	mu    sync.Mutex
+	nodes map[string]*string
+}
+
+// bools are the shared values of endpoint conditions.
+var bools = [2]*bool{new(false), new(true)}
+
+func (s *sliceSlimmer) transform(obj any) (any, error) {
+	es, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return obj, nil
+	}
+	out := &discoveryv1.EndpointSlice{
+		TypeMeta: es.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: es.Name, Namespace: es.Namespace, UID: es.UID, ResourceVersion: es.ResourceVersion,
+			Labels:      only(es.Labels, discoveryv1.LabelServiceName),
+			Annotations: only(es.Annotations, corev1.EndpointsLastChangeTriggerTime)},
+		AddressType: es.AddressType,
+		Ports:       es.Ports,
+		Endpoints:   make([]discoveryv1.Endpoint, len(es.Endpoints)),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, e := range es.Endpoints {
+		out.Endpoints[i] = discoveryv1.Endpoint{Addresses: e.Addresses, NodeName: s.node(e.NodeName), Hints: e.Hints,
+			Conditions: discoveryv1.EndpointConditions{Ready: shared(e.Conditions.Ready), Serving: shared(e.Conditions.Serving),
+				Terminating: shared(e.Conditions.Terminating)}}
+	}
+	return out, nil
+}
+
+// node is the one copy of a node name.
+func (s *sliceSlimmer) node(name *string) *string {
+	if name == nil {
+		return nil
+	}
+	if p, ok := s.nodes[*name]; ok {
+		return p
+	}
+	if s.nodes == nil {
+		s.nodes = map[string]*string{}
+	}
+	s.nodes[*name] = name
+	return name
+}
+
+func shared(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		return bools[1]
+	}
+	return bools[0]
+}
+
+// only keeps the given keys of m; nil when none is there.
+func only(m map[string]string, keys ...string) map[string]string {
+	var out map[string]string
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(keys))
+			}
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/winproxy/winproxy/agent/engine"
+)
+
+// The informers keep what the agent reads of each object, and only that: every field below that
+// the engine, the health servers or the SLIs read survives, everything else goes.
+func TestSlimObjects(t *testing.T) {
+	now := metav1.Now()
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now,
+			Labels: map[string]string{corev1.LabelTopologyZone: "z1"}, Annotations: map[string]string{"big": "x"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}, ProviderID: "azure://x",
+			Taints: []corev1.Taint{{Key: "ToBeDeletedByClusterAutoscaler", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.4"}},
+			Images:     []corev1.ContainerImage{{Names: []string{"mcr.microsoft.com/windows/servercore"}}},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+	}
+	wantNode := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now, Labels: node.Labels},
+		Spec:       corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}, Taints: node.Spec.Taints},
+		Status:     corev1.NodeStatus{Addresses: node.Status.Addresses},
+	}
+	itpLocal := corev1.ServiceInternalTrafficPolicyLocal
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u2", ResourceVersion: "8",
+			Annotations: map[string]string{engine.AnnotationWinProxyOptimization: "disabled", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			Labels:      map[string]string{"app": "web"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"},
+			Selector: map[string]string{"app": "web"}, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 30100,
+			InternalTrafficPolicy: &itpLocal, SessionAffinity: corev1.ServiceAffinityClientIP, ExternalIPs: []string{"50.0.0.1"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30080, Protocol: corev1.ProtocolTCP}}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "20.0.0.1"}}},
+			Conditions: []metav1.Condition{{Type: "LoadBalancerReady"}}},
+	}
+	wantSvc := svc.DeepCopy()
+	wantSvc.Annotations = map[string]string{engine.AnnotationWinProxyOptimization: "disabled"}
+	wantSvc.Labels, wantSvc.Spec.Selector, wantSvc.Status.Conditions = nil, nil, nil
+	nodeName, zone, ready, serving := "win-1", "z1", true, false
+	port, proto, portName := int32(8080), corev1.ProtocolTCP, "http"
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "ns", UID: "u3", ResourceVersion: "9",
+			Labels:      map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+			Annotations: map[string]string{corev1.EndpointsLastChangeTriggerTime: "2026-01-01T00:00:00Z", "other": "y"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.5"}, NodeName: &nodeName, Zone: &zone, Hostname: &nodeName,
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving},
+			Hints:      &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "z1"}}},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web-abc", UID: "u4"}}},
+	}
+	wantSlice := slice.DeepCopy()
+	wantSlice.Labels = map[string]string{discoveryv1.LabelServiceName: "web"}
+	wantSlice.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: "2026-01-01T00:00:00Z"}
+	wantSlice.Endpoints[0].Zone, wantSlice.Endpoints[0].Hostname, wantSlice.Endpoints[0].TargetRef = nil, nil, nil
+
+	slimmer := &sliceSlimmer{}
+	for _, tc := range []struct {
+		name      string
+		transform func(any) (any, error)
+		in, want  any
+	}{
+		{"node", slimNode, node, wantNode},
+		{"service", slimService, svc, wantSvc},
+		{"endpoint slice", slimmer.transform, slice, wantSlice},
+		{"a tombstone is passed on", slimNode, "not a node", "not a node"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.transform(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("slim %s (-want +got):\n%s", tc.name, diff)
+			}
+		})
+	}
+	// Two slices' endpoints on one node share its name and their conditions.
+	other := slice.DeepCopy()
+	a, _ := slimmer.transform(slice)
+	b, _ := slimmer.transform(other)
+	ea, eb := a.(*discoveryv1.EndpointSlice).Endpoints[0], b.(*discoveryv1.EndpointSlice).Endpoints[0]
+	if ea.NodeName != eb.NodeName || ea.Conditions.Ready != eb.Conditions.Ready || ea.Conditions.Serving == ea.Conditions.Ready {
+		t.Errorf("node names and conditions not shared: %p %p, %p %p", ea.NodeName, eb.NodeName, ea.Conditions.Ready, eb.Conditions.Ready)
+	}
+}
