@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,6 +18,7 @@ import (
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/configevents"
 	"github.com/winproxy/winproxy/controllers/configstatus"
+	"github.com/winproxy/winproxy/internal/conditions"
 )
 
 // WindowsProxyConfigs are read from the cache as unstructured objects and decoded one by one.
@@ -76,23 +76,7 @@ func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u 
 		// A status that cannot be decoded either is rewritten from scratch.
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(st, &old)
 	}
-	msg := configstatus.Truncate(fmt.Sprintf("The controller cannot read the spec: %v. Fix it (e.g. kubectl edit wpc %s); until then the nodes the config holds keep their current config and no other node is selected", decodeErr, u.GetName()), configstatus.MaxConditionMessage)
-	conds := append([]metav1.Condition(nil), old.Conditions...)
-	now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
-	for _, c := range []struct {
-		typ    string
-		status metav1.ConditionStatus
-	}{
-		{winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse},
-		{winproxyv1alpha1.ConditionReady, metav1.ConditionFalse},
-		{winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse},
-		{winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue},
-	} {
-		meta.SetStatusCondition(&conds, metav1.Condition{
-			Type: c.typ, Status: c.status, Reason: winproxyv1alpha1.ReasonInvalidSpec, Message: msg,
-			ObservedGeneration: u.GetGeneration(), LastTransitionTime: now,
-		})
-	}
+	conds := configstatus.Undecodable(old.Conditions, u.GetName(), u.GetGeneration(), decodeErr, r.clock.Now())
 	if equality.Semantic.DeepEqual(conds, old.Conditions) && old.ObservedGeneration == u.GetGeneration() {
 		return nil
 	}
@@ -103,7 +87,8 @@ func (r *WindowsProxyConfigReconciler) reportInvalidSpec(ctx context.Context, u 
 	}
 	ctrl.LoggerFrom(ctx).Info("Cannot decode WindowsProxyConfig", "error", decodeErr.Error())
 	if c := meta.FindStatusCondition(old.Conditions, winproxyv1alpha1.ConditionStalled); r.recorder != nil && (c == nil || c.Status != metav1.ConditionTrue || c.Reason != winproxyv1alpha1.ReasonInvalidSpec) {
-		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, configevents.ActionDecode, "%s", configstatus.Truncate(msg, configevents.MaxNote))
+		msg := meta.FindStatusCondition(conds, winproxyv1alpha1.ConditionStalled).Message
+		r.recorder.Eventf(u, nil, corev1.EventTypeWarning, winproxyv1alpha1.ReasonInvalidSpec, configevents.ActionDecode, "%s", conditions.Truncate(msg, configevents.MaxNote))
 	}
 	if err := r.client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("reporting the unreadable spec of WindowsProxyConfig %s: %w", u.GetName(), err)

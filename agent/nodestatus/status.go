@@ -20,6 +20,7 @@ import (
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/conditions"
 	"github.com/winproxy/winproxy/internal/nodesummary"
 	"github.com/winproxy/winproxy/internal/version"
 )
@@ -111,110 +112,88 @@ func hnsFailedStatus(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.Windows
 	if hns.IsHNSNotRunning(s.HNSErr) {
 		reason, msg = v1alpha1.ReasonHNSNotRunning, "HNS is not running (0x6b5); programmed state is left as it is and the agent retries"
 	}
-	c.set(v1alpha1.ConditionProgrammed, false, reason, msg)
-	c.set(v1alpha1.ConditionDegraded, true, reason, msg)
+	c.SetBool(v1alpha1.ConditionProgrammed, false, reason, msg)
+	c.SetBool(v1alpha1.ConditionDegraded, true, reason, msg)
 	setHealth(&st, c, s)
 	return summarised(prev, st, wpn, s)
 }
 
-// nodeConditions sets the conditions of a WindowsProxyNode's status, observed at its generation
-// as of a sync.
-type nodeConditions struct {
-	list *[]metav1.Condition
-	gen  int64
-	at   time.Time
-}
-
-func conditionsOf(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) nodeConditions {
-	return nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: s.Finished}
-}
-
-func (c nodeConditions) setStatus(condType string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(c.list, metav1.Condition{
-		Type: condType, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.gen,
-		LastTransitionTime: metav1.NewTime(c.at.Truncate(time.Second)),
-	})
-}
-
-// set sets a condition True or False.
-func (c nodeConditions) set(condType string, ok bool, reason, msg string) {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	c.setStatus(condType, status, reason, msg)
+// conditionsOf sets the conditions of a WindowsProxyNode's status, observed at its generation as
+// of a sync.
+func conditionsOf(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, s Sync) conditions.Setter {
+	return conditions.For(&st.Conditions, wpn.Generation, s.Finished)
 }
 
 // setHealth reports the health servers: their addresses and HealthCheckServing.
-func setHealth(st *v1alpha1.WindowsProxyNodeStatus, c nodeConditions, s Sync) {
+func setHealth(st *v1alpha1.WindowsProxyNodeStatus, c conditions.Setter, s Sync) {
 	if s.Health == nil {
 		return
 	}
 	st.HealthCheck = v1alpha1.HealthCheckStatus{ProxyAddress: s.Health.ProxyAddr, ServiceHealthServers: int32(s.Health.Services)}
 	ok, reason, msg := healthCondition(*s.Health)
-	c.set(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
+	c.SetBool(v1alpha1.ConditionHealthCheckServing, ok, reason, msg)
 }
 
 // setEffects sets the conditions about what is in effect on the node. While nothing is
 // programmed, what the node would do once programmable is no claim about what it does now:
 // those conditions are Unknown.
-func setEffects(c nodeConditions, e engine.Effective) {
-	c.set(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
+func setEffects(c conditions.Setter, e engine.Effective) {
+	c.SetBool(v1alpha1.ConditionNetworkReady, e.NetworkReady.True, e.NetworkReady.Reason, e.NetworkReady.Message)
 	if e.Programmable || !e.SourceVIPReady.True {
-		c.set(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
+		c.SetBool(v1alpha1.ConditionSourceVIPReady, e.SourceVIPReady.True, e.SourceVIPReady.Reason, e.SourceVIPReady.Message)
 	} else {
-		c.setStatus(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.Set(v1alpha1.ConditionSourceVIPReady, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
 	}
 	if e.Programmable {
-		c.set(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
-		c.set(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
+		c.SetBool(v1alpha1.ConditionDSRActive, e.DSRActive.True, e.DSRActive.Reason, e.DSRActive.Message)
+		c.SetBool(v1alpha1.ConditionDualStackDowngraded, e.DualStackDowngraded.True, e.DualStackDowngraded.Reason, e.DualStackDowngraded.Message)
 	} else {
-		c.setStatus(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
-		c.setStatus(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.Set(v1alpha1.ConditionDSRActive, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
+		c.Set(v1alpha1.ConditionDualStackDowngraded, metav1.ConditionUnknown, e.Blocked.Reason, notProgrammed(e))
 	}
 }
 
 // setProgrammed sets Programmed and Degraded from the sync's result, and reports whether the
 // node now runs its spec as wanted.
-func setProgrammed(c nodeConditions, e engine.Effective, s Sync) bool {
+func setProgrammed(c conditions.Setter, e engine.Effective, s Sync) bool {
 	switch {
 	case !e.Programmable:
 		reason := e.Blocked.Reason
 		if reason == "" {
 			reason = v1alpha1.ReasonWaitingForNetwork
 		}
-		c.set(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
-		c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
+		c.SetBool(v1alpha1.ConditionProgrammed, false, reason, e.Blocked.Message+"; load balancers already programmed are left as they are")
+		c.SetBool(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "nothing failed; the agent is waiting")
 		return false
 	case s.Result.LBsFailed > 0 || len(s.Result.Failures) > 0:
 		msg := fmt.Sprintf("%d of %d load balancers programmed; %s; failed objects are retried with backoff", s.Result.LBsProgrammed, s.Result.LBsDesired, FailureSummary(s.Result.Failures))
-		c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
-		c.set(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
+		c.SetBool(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonSyncFailed, msg)
+		c.SetBool(v1alpha1.ConditionDegraded, true, v1alpha1.ReasonSyncFailed, msg)
 		return false
 	}
 	msg := fmt.Sprintf("%d load balancers and %d remote endpoints programmed", s.Result.LBsProgrammed, s.Result.RemoteEndpoints)
 	if n := len(s.Problems); n > 0 {
 		msg += fmt.Sprintf("; %d %s, e.g. %s: %s", n, plural(n, "problem", "problems"), problemSubject(s.Problems[0]), s.Problems[0].Message)
 	}
-	c.set(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
-	c.set(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
+	c.SetBool(v1alpha1.ConditionProgrammed, true, v1alpha1.ReasonSynced, msg)
+	c.SetBool(v1alpha1.ConditionDegraded, false, v1alpha1.ReasonAsExpected, "every desired load balancer is programmed")
 	return true
 }
 
 // setOwnership sets OwnershipRecorded from how far the ledger's journal keeps up. An in-memory
 // ledger (a plan) says nothing of the node's disk: the condition is left as it was.
-func setOwnership(c nodeConditions, l hns.LedgerStatus) {
+func setOwnership(c conditions.Setter, l hns.LedgerStatus) {
 	switch {
 	case l.Path == "":
 	case l.WriteErr != nil:
-		c.set(v1alpha1.ConditionOwnershipRecorded, false, v1alpha1.ReasonLedgerNotWritable, fmt.Sprintf(
+		c.SetBool(v1alpha1.ConditionOwnershipRecorded, false, v1alpha1.ReasonLedgerNotWritable, fmt.Sprintf(
 			"the ownership ledger %s cannot be written: %v; HNS is programmed as usual and %d changes are kept in memory until the disk has room (a restart before then leaves load balancers of Services deleted meanwhile behind)",
 			l.Path, l.WriteErr, l.Unsaved))
 	case l.SpaceErr != nil:
-		c.set(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerSpaceLow, fmt.Sprintf(
+		c.SetBool(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerSpaceLow, fmt.Sprintf(
 			"every change is written to the ownership ledger %s, but the disk is full: %v", l.Path, l.SpaceErr))
 	default:
-		c.set(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerWritten, "every change is written to the ownership ledger "+l.Path)
+		c.SetBool(v1alpha1.ConditionOwnershipRecorded, true, v1alpha1.ReasonLedgerWritten, "every change is written to the ownership ledger "+l.Path)
 	}
 }
 
@@ -336,8 +315,8 @@ func Behind(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode
 		return prev, false
 	}
 	st = *prev.DeepCopy()
-	c := nodeConditions{list: &st.Conditions, gen: wpn.Generation, at: now}
-	c.set(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonProgrammingBehind, fmt.Sprintf(
+	c := conditions.For(&st.Conditions, wpn.Generation, now)
+	c.SetBool(v1alpha1.ConditionProgrammed, false, v1alpha1.ReasonProgrammingBehind, fmt.Sprintf(
 		"HNS is behind the cluster: changes since %s are not programmed yet, longer than the health timeout of %v, when kube-proxy's /healthz fails; the sync under way programs them",
 		since.UTC().Format(time.RFC3339), timeout))
 	nodesummary.Set(&st, wpn, now)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/conditions"
 )
 
 // reportNoLedger tells the cluster, where its API server answers, why the agent exits before it
@@ -40,14 +40,9 @@ func reportNoLedger(kubeconfig, node string, cause error) {
 		return
 	}
 	msg := fmt.Sprintf("the agent exited without programming anything: %v; it cannot tell the load balancers it created from others' without it. Load balancers already programmed are left as they are", cause)
-	now := metav1.NewTime(time.Now().Truncate(time.Second))
-	for _, cond := range []metav1.Condition{
-		{Type: v1alpha1.ConditionProgrammed, Status: metav1.ConditionFalse},
-		{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue},
-		{Type: v1alpha1.ConditionOwnershipRecorded, Status: metav1.ConditionFalse},
-	} {
-		cond.Reason, cond.Message, cond.ObservedGeneration, cond.LastTransitionTime = v1alpha1.ReasonLedgerNotWritable, msg, wpn.Generation, now
-		meta.SetStatusCondition(&wpn.Status.Conditions, cond)
-	}
+	set := conditions.For(&wpn.Status.Conditions, wpn.Generation, time.Now())
+	set.Set(v1alpha1.ConditionProgrammed, metav1.ConditionFalse, v1alpha1.ReasonLedgerNotWritable, msg)
+	set.Set(v1alpha1.ConditionDegraded, metav1.ConditionTrue, v1alpha1.ReasonLedgerNotWritable, msg)
+	set.Set(v1alpha1.ConditionOwnershipRecorded, metav1.ConditionFalse, v1alpha1.ReasonLedgerNotWritable, msg)
 	_ = c.Status().Update(ctx, wpn)
 }

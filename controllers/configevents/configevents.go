@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/controllers/configstatus"
+	"github.com/winproxy/winproxy/internal/conditions"
 )
 
 // Event reasons. A failing node's Warning has the node's own reason, one of the per-node reasons
@@ -61,7 +61,7 @@ type Event struct {
 }
 
 func event(typ, reason, action, note string) Event {
-	return Event{Type: typ, Reason: reason, Action: action, Note: configstatus.Truncate(note, MaxNote)}
+	return Event{Type: typ, Reason: reason, Action: action, Note: conditions.Truncate(note, MaxNote)}
 }
 
 // stallReasons are the Stalled reasons that no other event reports: a rollout stall has its own

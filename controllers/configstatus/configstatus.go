@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,17 +17,17 @@ import (
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/rollout"
 	"github.com/winproxy/winproxy/controllers/selection"
+	"github.com/winproxy/winproxy/internal/conditions"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
-// Bounds of the lists in status and in condition messages, and of the messages themselves (the
-// CRD's and metav1.Condition's). The controller bounds what it writes elsewhere (the failed nodes
-// of a rollback, the condition of a config it cannot decode) by the same numbers.
+// Bounds of the lists in status and in condition messages, and of the problems' messages (the
+// CRD's; package conditions bounds the conditions' own). The controller bounds what it writes
+// elsewhere (the failed nodes of a rollback) by the same numbers.
 const (
-	MaxListedNodes      = 10
-	maxNamesInText      = 5
-	MaxConditionMessage = 32768
-	MaxProblemMessage   = 1024
+	MaxListedNodes    = 10
+	maxNamesInText    = 5
+	MaxProblemMessage = 1024
 )
 
 // Node is one owned node as the status sees it, after this reconcile's writes.
@@ -172,10 +171,7 @@ func newStatusBuilder(old *winproxyv1alpha1.WindowsProxyConfigStatus, in *Inputs
 
 // set sets one condition, observed at the config's generation.
 func (b *statusBuilder) set(t string, s metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&b.st.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: Truncate(msg, MaxConditionMessage), ObservedGeneration: b.in.Generation,
-		LastTransitionTime: metav1.NewTime(b.now.Truncate(time.Second)),
-	})
+	conditions.For(&b.st.Conditions, b.in.Generation, b.now).Set(t, s, reason, msg)
 }
 
 // accepted sets Accepted: whether the config can be used on the nodes it selects. It returns
@@ -228,7 +224,7 @@ func (b *statusBuilder) ready() (ready bool, readyReason, readyMsg string) {
 		readyReason, readyMsg = winproxyv1alpha1.ReasonNodesNotProgrammed,
 			fmt.Sprintf("%d of %d nodes programmed the current config; waiting for %s", b.st.Nodes.Programmed, b.selected, names(b.waiting))
 	}
-	b.set(winproxyv1alpha1.ConditionReady, conditionStatus(ready), readyReason, readyMsg)
+	b.set(winproxyv1alpha1.ConditionReady, conditions.Status(ready), readyReason, readyMsg)
 	return ready, readyReason, readyMsg
 }
 
@@ -381,13 +377,6 @@ func rolledBackSummary(in *Inputs, programmed int32) string {
 		in.Rollback.Generation, ProblemNames(in.Rollback.FailedNodes), programmed, len(in.Nodes), in.LastGood.Generation)
 }
 
-func conditionStatus(ok bool) metav1.ConditionStatus {
-	if ok {
-		return metav1.ConditionTrue
-	}
-	return metav1.ConditionFalse
-}
-
 // FailingNodes lists every node that fails, in name order, each with why: all of them, where the
 // status lists the first MaxListedNodes. The controller reports each new one as an event.
 func FailingNodes(in *Inputs) []winproxyv1alpha1.NodeProblem {
@@ -411,7 +400,7 @@ const noNodesMessage = "No Windows node matches spec.nodeSelector (a node must a
 func problem(n *Node, stalls map[string]rollout.Stall, deadlineSeconds int32) (winproxyv1alpha1.NodeProblem, bool) {
 	switch s, stalled := stalls[n.Name]; {
 	case n.Err != nil:
-		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.Err.Reason, Message: Truncate(n.Err.Message, MaxProblemMessage)}, true
+		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.Err.Reason, Message: conditions.Truncate(n.Err.Message, MaxProblemMessage)}, true
 	case n.Silent, n.Degraded, stalled && s.DeadlineExceeded:
 		return FailureProblem(n, deadlineSeconds), true
 	}
@@ -424,7 +413,7 @@ func problem(n *Node, stalls map[string]rollout.Stall, deadlineSeconds int32) (w
 // status.failingNodes uses.
 func FailureProblem(n *Node, deadlineSeconds int32) winproxyv1alpha1.NodeProblem {
 	if n.Silent {
-		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.SilentReason, Message: Truncate(n.SilentMessage, MaxProblemMessage)}
+		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: n.SilentReason, Message: conditions.Truncate(n.SilentMessage, MaxProblemMessage)}
 	}
 	if !n.Degraded {
 		return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonProgressDeadlineExceeded,
@@ -437,7 +426,7 @@ func FailureProblem(n *Node, deadlineSeconds int32) winproxyv1alpha1.NodeProblem
 	if n.DegradedMessage != "" {
 		msg += ": " + n.DegradedMessage
 	}
-	return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: Truncate(msg, MaxProblemMessage)}
+	return winproxyv1alpha1.NodeProblem{Name: n.Name, Reason: winproxyv1alpha1.ReasonNodeDegraded, Message: conditions.Truncate(msg, MaxProblemMessage)}
 }
 
 func stallMessage(in *Inputs, s rollout.Stall) string {
@@ -514,16 +503,16 @@ func ProblemNames(ps []winproxyv1alpha1.NodeProblem) string {
 	return strings.Join(parts, ", ")
 }
 
-// Truncate cuts s to at most n bytes on a rune boundary, marking the cut: a cut inside a rune would
-// be replaced by U+FFFD on the wire and could overflow the bound again. The controller bounds
-// event notes and the condition of a config it cannot decode with it too.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+// Undecodable is conds, the conditions of config name at generation, once the controller found
+// at now that it cannot decode its spec (decodeErr): not Accepted, not Ready, Stalled with reason
+// InvalidSpec. Nothing else of the config can be trusted, so nothing else is said.
+func Undecodable(conds []metav1.Condition, name string, generation int64, decodeErr error, now time.Time) []metav1.Condition {
+	msg := fmt.Sprintf("The controller cannot read the spec: %v. Fix it (e.g. kubectl edit wpc %s); until then the nodes the config holds keep their current config and no other node is selected", decodeErr, name)
+	out := append([]metav1.Condition(nil), conds...)
+	set := conditions.For(&out, generation, now)
+	set.Set(winproxyv1alpha1.ConditionAccepted, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidSpec, msg)
+	set.Set(winproxyv1alpha1.ConditionReady, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidSpec, msg)
+	set.Set(winproxyv1alpha1.ConditionReconciling, metav1.ConditionFalse, winproxyv1alpha1.ReasonInvalidSpec, msg)
+	set.Set(winproxyv1alpha1.ConditionStalled, metav1.ConditionTrue, winproxyv1alpha1.ReasonInvalidSpec, msg)
+	return out
 }

@@ -19,6 +19,7 @@ import (
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers/rollout"
 	"github.com/winproxy/winproxy/controllers/selection"
+	"github.com/winproxy/winproxy/internal/conditions"
 	"github.com/winproxy/winproxy/internal/resolve"
 )
 
@@ -431,7 +432,7 @@ func TestComputeStatusBoundsNodeData(t *testing.T) {
 	}
 	st := Compute(&winproxyv1alpha1.WindowsProxyConfigStatus{}, &in, t0)
 	for _, c := range st.Conditions {
-		if len(c.Message) > MaxConditionMessage || !utf8.ValidString(c.Message) {
+		if len(c.Message) > conditions.MaxMessage || !utf8.ValidString(c.Message) {
 			t.Errorf("%s message: %d bytes, valid UTF-8 %t", c.Type, len(c.Message), utf8.ValidString(c.Message))
 		}
 	}
@@ -441,23 +442,6 @@ func TestComputeStatusBoundsNodeData(t *testing.T) {
 	for _, p := range st.FailingNodes {
 		if len(p.Message) > MaxProblemMessage || !utf8.ValidString(p.Message) || len(p.Name) > 253 || len(p.Reason) > 64 {
 			t.Errorf("failing node %.20s: message %d bytes (valid UTF-8 %t), name %d, reason %q", p.Name, len(p.Message), utf8.ValidString(p.Message), len(p.Name), p.Reason)
-		}
-	}
-}
-
-func TestTruncateKeepsRunes(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdefghij", 8, "abcde..."},
-		{"ééééé", 8, "éé..."},
-		{"日本語テキスト", 10, "日本..."},
-	} {
-		if got := Truncate(tc.in, tc.n); got != tc.want || len(got) > tc.n {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }
@@ -531,5 +515,36 @@ func TestLastGood(t *testing.T) {
 				t.Errorf("rollback = %+v, want %+v", got.Rollback, tt.in.Rollback)
 			}
 		})
+	}
+}
+
+func TestUndecodable(t *testing.T) {
+	old := []metav1.Condition{
+		{Type: winproxyv1alpha1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: winproxyv1alpha1.ReasonValid, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(t0)},
+		{Type: winproxyv1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: winproxyv1alpha1.ReasonAsExpected, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(t0)},
+	}
+	later := t0.Add(time.Hour)
+	got := Undecodable(old, "c", 2, errors.New(strings.Repeat("x", 40000)), later)
+	want := map[string]string{
+		winproxyv1alpha1.ConditionAccepted:    "False/InvalidSpec",
+		winproxyv1alpha1.ConditionReady:       "False/InvalidSpec",
+		winproxyv1alpha1.ConditionReconciling: "False/InvalidSpec",
+		winproxyv1alpha1.ConditionStalled:     "True/InvalidSpec",
+		// What the controller cannot read it does not report on.
+		winproxyv1alpha1.ConditionDegraded: "False/AsExpected",
+	}
+	for _, c := range got {
+		if w := want[c.Type]; w != string(c.Status)+"/"+c.Reason {
+			t.Errorf("%s = %s/%s, want %s", c.Type, c.Status, c.Reason, w)
+		}
+		if c.Reason == winproxyv1alpha1.ReasonInvalidSpec && (c.ObservedGeneration != 2 || len(c.Message) > conditions.MaxMessage || !strings.HasPrefix(c.Message, "The controller cannot read the spec: xxx")) {
+			t.Errorf("%s: generation %d, message of %d bytes: %.80s", c.Type, c.ObservedGeneration, len(c.Message), c.Message)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d conditions, want %d", len(got), len(want))
+	}
+	if old[0].Reason != winproxyv1alpha1.ReasonValid {
+		t.Error("Undecodable changed the conditions it was given")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/conditions"
 	"github.com/winproxy/winproxy/internal/nodesummary"
 )
 
@@ -211,15 +212,10 @@ func Apply(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, 
 	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAgentAlive); c != nil && c.Status == status && c.Reason == v.Reason {
 		return false
 	}
-	at := metav1.NewTime(now.Truncate(time.Second))
-	set := func(t string, s metav1.ConditionStatus, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: s, Reason: v.Reason, Message: msg, ObservedGeneration: wpn.Generation, LastTransitionTime: at,
-		})
-	}
-	set(v1alpha1.ConditionAgentAlive, status, v.Message)
+	set := conditions.For(&st.Conditions, wpn.Generation, now)
+	set.Set(v1alpha1.ConditionAgentAlive, status, v.Reason, v.Message)
 	if !v.Alive {
-		set(v1alpha1.ConditionProgrammed, metav1.ConditionUnknown, "nothing vouches for what HNS holds while the agent is silent: "+v.Message)
+		set.Set(v1alpha1.ConditionProgrammed, metav1.ConditionUnknown, v.Reason, "nothing vouches for what HNS holds while the agent is silent: "+v.Message)
 		st.ObservedGeneration = wpn.Generation
 	}
 	nodesummary.Set(st, wpn, now)

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/conditions"
 )
 
 // transient are the reasons of Programmed=False that end without anyone's help: the network being
@@ -41,19 +42,14 @@ type verdict struct {
 // them True, each with the reason and message of the condition that decided it.
 func Set(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode, now time.Time) {
 	v := decide(st, wpn)
-	set := func(t string, s metav1.ConditionStatus) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: s, Reason: v.reason, Message: v.message,
-			ObservedGeneration: wpn.Generation, LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-		})
-	}
-	set(v1alpha1.ConditionReady, v.ready)
-	set(v1alpha1.ConditionReconciling, conditionStatus(v.reconciling))
+	set := conditions.For(&st.Conditions, wpn.Generation, now)
+	set.Set(v1alpha1.ConditionReady, v.ready, v.reason, v.message)
+	set.SetBool(v1alpha1.ConditionReconciling, v.reconciling, v.reason, v.message)
 	if !v.stalled {
 		// As on a config: an abnormal-true condition that is False says nothing is wrong.
 		v.reason, v.message = v1alpha1.ReasonAsExpected, "Nothing keeps the node from being Ready"
 	}
-	set(v1alpha1.ConditionStalled, conditionStatus(v.stalled))
+	set.SetBool(v1alpha1.ConditionStalled, v.stalled, v.reason, v.message)
 }
 
 // decide is the summary's rule, in order: a silent agent vouches for nothing; a report of an
@@ -80,11 +76,4 @@ func decide(st *v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode)
 			reason: programmed.Reason, message: programmed.Message}
 	}
 	return verdict{ready: metav1.ConditionTrue, reason: programmed.Reason, message: programmed.Message}
-}
-
-func conditionStatus(b bool) metav1.ConditionStatus {
-	if b {
-		return metav1.ConditionTrue
-	}
-	return metav1.ConditionFalse
 }
