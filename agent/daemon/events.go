@@ -12,6 +12,28 @@ import (
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
+// Event reasons of the agent's own. The agent's other Warnings have the reason of the condition
+// that says the same (api/v1alpha1: SyncFailed, LedgerNotWritable, NodeNotSelected, ...).
+const (
+	// eventDriftRepaired: the agent restored load balancers or endpoints deleted behind its back.
+	eventDriftRepaired = "DriftRepaired"
+	// eventLoadBalancerDisowned: load balancers the ledger recorded as winproxy's were changed
+	// behind its back and are no longer proven its own.
+	eventLoadBalancerDisowned = "LoadBalancerDisowned"
+	// eventForeignLoadBalancerReplaced: a load balancer winproxy did not create blocked a frontend
+	// it needs and was replaced.
+	eventForeignLoadBalancerReplaced = "ForeignLoadBalancerReplaced"
+	// eventFailedToStartServiceHealthcheck is kube-proxy's reason, on the Service, so that existing
+	// alerts on it keep working.
+	eventFailedToStartServiceHealthcheck = "FailedToStartServiceHealthcheck"
+)
+
+// Event actions: what the agent was doing.
+const (
+	actionSync   = "Sync"
+	actionListen = "Listen"
+)
+
 // eventInterval is the least time between two Warning events of the same reason about the same
 // object: a node that flaps between failing and working must not flood the cluster's events.
 const eventInterval = 5 * time.Minute
@@ -39,7 +61,7 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 	node, now := a.opts.NodeName, r.finished
 	warn := func(reason, format string, args ...any) {
 		if a.limiter.allow("wpn/"+reason, now) {
-			a.events.Eventf(wpn, nil, corev1.EventTypeWarning, reason, "Sync", "node %s: "+format, append([]any{node}, args...)...)
+			a.events.Eventf(wpn, nil, corev1.EventTypeWarning, reason, actionSync, "node %s: "+format, append([]any{node}, args...)...)
 		}
 	}
 	a.emitHealthEvents(wpn, r.health, now, warn)
@@ -82,13 +104,13 @@ func (a *agent) emitEvents(wpn *v1alpha1.WindowsProxyNode, r syncReport) {
 	}
 	// Repairs and replacements are facts, not states: each is recorded.
 	if d := r.result.DriftRepairs; d.Total() > 0 {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "DriftRepaired", "Sync", "node %s: restored %d load balancers and %d remote endpoints that were deleted behind the agent's back", node, d.LoadBalancers, d.Endpoints)
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, eventDriftRepaired, actionSync, "node %s: restored %d load balancers and %d remote endpoints that were deleted behind the agent's back", node, d.LoadBalancers, d.Endpoints)
 	}
 	if lbs := r.result.Disowned; len(lbs) > 0 {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "LoadBalancerDisowned", "Sync", "node %s: %d load balancers recorded as winproxy's were changed behind its back and are no longer proven its own and are left alone unless they block a frontend it needs, e.g. %s", node, len(lbs), lbs[0])
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, eventLoadBalancerDisowned, actionSync, "node %s: %d load balancers recorded as winproxy's were changed behind its back and are no longer proven its own and are left alone unless they block a frontend it needs, e.g. %s", node, len(lbs), lbs[0])
 	}
 	for _, id := range r.result.ForeignReplaced {
-		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, "ForeignLoadBalancerReplaced", "Sync", "node %s: replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", node, id)
+		a.events.Eventf(wpn, nil, corev1.EventTypeWarning, eventForeignLoadBalancerReplaced, actionSync, "node %s: replaced load balancer %s, not created by winproxy, that blocked one of its frontends (as kube-proxy does)", node, id)
 	}
 }
 
@@ -110,8 +132,7 @@ func (a *agent) emitHealthEvents(wpn *v1alpha1.WindowsProxyNode, h healthReport,
 		}
 		ns, name, _ := strings.Cut(f.Service, "/")
 		ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Service", Namespace: ns, Name: name}
-		// kube-proxy's reason, so that existing alerts on it keep working.
-		a.events.Eventf(ref, wpn, corev1.EventTypeWarning, "FailedToStartServiceHealthcheck", "Listen",
+		a.events.Eventf(ref, wpn, corev1.EventTypeWarning, eventFailedToStartServiceHealthcheck, actionListen,
 			"node %s failed to start healthcheck %q on port %d: %v", a.opts.NodeName, f.Service, f.Port, f.Err)
 	}
 }
