@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
@@ -55,10 +56,10 @@ func recordMetrics(name string, st *winproxyv1alpha1.WindowsProxyConfigStatus) {
 	var progressing, stalled, back float64
 	for _, c := range st.Conditions {
 		switch {
-		case c.Type == winproxyv1alpha1.ConditionRolledBack && c.Status == "True":
+		case c.Type == winproxyv1alpha1.ConditionRolledBack && c.Status == metav1.ConditionTrue:
 			back = 1
 		case c.Type != winproxyv1alpha1.ConditionProgressing:
-		case c.Status == "True":
+		case c.Status == metav1.ConditionTrue:
 			progressing = 1
 		case c.Reason == winproxyv1alpha1.ReasonRolloutStalled:
 			stalled = 1

@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	winproxyv1alpha1 "github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/controllers"
@@ -240,5 +241,58 @@ func TestConfigReconcile(t *testing.T) {
 				t.Errorf("writes of a second Reconcile (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// gauge is the value of the controller's gauge name for config, as /metrics exports it.
+func gauge(t *testing.T, name, config string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "config" && l.GetValue() == config {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{config=%q}", name, config)
+	return 0
+}
+
+// TestConfigMetrics: the gauges of a config follow its conditions.
+func TestConfigMetrics(t *testing.T) {
+	win1, win2 := node("win-1", 1, nil), node("win-2", 2, nil)
+	good := config("good", 1, 0)
+	bad := config("bad", 2, 0, syncPeriod(60), lastGood(1, &good.Spec), autoRollback)
+	cl := newCluster(t, win1, win2, good, bad,
+		wpn(win1, bad, &bad.Spec, report(metav1.ConditionFalse, winproxyv1alpha1.ReasonSyncFailed)), wpn(win2, bad, &good.Spec))
+	r := controllers.NewWindowsProxyConfigReconciler(cl, &recorder{}, controllers.WithClock(clocktesting.NewFakePassiveClock(t0)))
+	for _, name := range []string{"good", "bad"} {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []struct {
+		name, config string
+		want         float64
+	}{
+		// good owns no node (bad, as old as it, is first by name), so its rollout is done.
+		{"winproxy_rollout_in_progress", "good", 0},
+		{"winproxy_config_rolled_back", "good", 0},
+		{"winproxy_rollout_in_progress", "bad", 1},
+		{"winproxy_config_rolled_back", "bad", 1},
+		{"winproxy_rollout_stalled", "bad", 0},
+	} {
+		if got := gauge(t, m.name, m.config); got != m.want {
+			t.Errorf("%s{config=%q} = %v, want %v", m.name, m.config, got, m.want)
+		}
 	}
 }
