@@ -28,9 +28,9 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/controlplane"
 	"github.com/winproxy/winproxy/internal/featuregate"
 	"github.com/winproxy/winproxy/internal/fleet"
-	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // Options configure a demo run.
@@ -54,7 +54,7 @@ const sampleName = "calico-overlay-dsr"
 
 type run struct {
 	opts  Options
-	env   *testenv.Env
+	env   *controlplane.Env
 	dir   string
 	hosts map[string]string
 	procs []*fleet.Process
@@ -120,7 +120,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 func (r *run) say(format string, args ...any) { fmt.Fprintf(r.opts.Out, format+"\n", args...) }
 
 func (r *run) startControlPlane(context.Context) error {
-	env, err := testenv.Start()
+	env, err := controlplane.Start()
 	if err != nil {
 		return err
 	}
