@@ -87,8 +87,9 @@ func ours(lbs ...hns.LoadBalancer) func(*Applier, *planWorld) {
 	}
 }
 
-// plan runs every planning step of a full sync against w without
-// executing anything: with one rule firing, that is the rule's plan.
+// plan runs every phase of a full sync (fullSync, in run's order) against
+// w without executing anything: with one rule firing, that is the rule's
+// plan.
 func (w planWorld) plan(t *testing.T) ([]string, *Applier) {
 	t.Helper()
 	ledger, err := hns.OpenLedger("")
@@ -105,28 +106,24 @@ func (w planWorld) plan(t *testing.T) ([]string, *Applier) {
 		Capabilities: hns.Capabilities{ModifyLoadBalancer: !w.noMod}}
 	r := Result{Writes: map[Write]int{}}
 	s := &syncState{a: a, o: o, d: w.d, r: &r, index: newIndex()}
-	s.indexEndpoints()
-	s.forgetUnlisted()
-	for _, lb := range o.LoadBalancers {
-		s.listedLB[hns.IDOf(lb.ID)] = lb
-	}
-	ops := s.planLocalEndpoints()
-	ops = append(ops, s.planRemoteEndpoints(s.matchRemoteEndpoints())...)
-	// The endpoints these ops delete are gone by the clean-up, as after the
-	// executor carried them out.
-	for _, o := range ops {
-		if o.kind == opDeleteEndpoint || o.kind == opReplaceEndpoint {
-			s.markGone(o.ep.ID)
+	s.indexListed()
+	var ops []op
+	for _, plan := range fullSync {
+		phase, err := plan(s)
+		if err != nil {
+			t.Fatal(err)
 		}
+		// The endpoints a phase deletes are gone by the next, as after the
+		// executor carried them out.
+		for _, o := range phase {
+			if o.kind == opDeleteEndpoint || o.kind == opReplaceEndpoint {
+				s.markGone(o.ep.ID)
+			}
+		}
+		ops = append(ops, phase...)
 	}
-	if err := s.matchLoadBalancers(); err != nil {
-		t.Fatal(err)
-	}
-	s.unmapUnwanted()
-	lbOps, _ := s.planLoadBalancers()
-	cleanup, _ := s.planCleanup()
 	var out []string
-	for _, o := range append(append(ops, lbOps...), cleanup...) {
+	for _, o := range ops {
 		out = append(out, o.String())
 	}
 	return out, a
@@ -229,6 +226,14 @@ func TestPlannerRules(t *testing.T) {
 		{"a load balancer whose retry is not due waits",
 			planWorld{d: desired(wantedLB), prepare: failed(lbRetryKey(svcKey))},
 			[]string{"Defer load balancer " + svcKey.String() + " RetryNotDue"}},
+		{"the phases come in run's order: local endpoints, remote endpoints, load balancers, clean-up",
+			planWorld{d: withSourceVIPEndpoint(withRemote(desired(wantedLB), remote)),
+				eps: []hns.Endpoint{ourRemote("GONE", remoteIP.Next(), "10.0.0.3"), ourRemote("DUP", podIP, "10.0.0.3")}},
+			[]string{"DeleteEndpoint endpoint DUP DuplicateOfLocalEndpoint",
+				"CreateEndpoint source-VIP endpoint 192.168.1.2 SourceVIPEndpointMissing (gate)",
+				"CreateEndpoint endpoint 192.168.2.7 EndpointMissing",
+				"CreateLoadBalancer load balancer " + svcKey.String() + " LoadBalancerMissing",
+				"DeleteEndpoint endpoint GONE EndpointUnused"}},
 		{"a load balancer found as wanted drops the retry it had",
 			planWorld{d: desired(wantedLB), lbs: []hns.LoadBalancer{hnsLB("LB1", "POD")}, prepare: func(a *Applier, w *planWorld) {
 				ours(hnsLB("LB1", "POD"))(a, w)

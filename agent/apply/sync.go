@@ -30,6 +30,7 @@ type syncState struct {
 	gone          map[hns.ID]bool // listed endpoints deleted this sync
 	createdRemote int             // remote endpoints created this sync
 	keptRemote    int             // remote endpoints of the agent's a delete failed to remove
+	keptListed    int             // listed remote endpoints of the agent's the clean-up keeps
 	// unmapped are the keys of the LBs no longer desired, by ID, for
 	// counting a failed delete under its kind.
 	unmapped map[hns.ID]engine.LBKey
@@ -107,33 +108,57 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 // run is a full sync: every phase planned against everything listed.
 func (s *syncState) run() error {
 	s.a.pruneRetries(s.d)
+	s.indexListed()
+	for _, plan := range fullSync {
+		ops, err := plan(s)
+		if err != nil {
+			return err
+		}
+		if stop, err := s.execute(ops); err != nil || stop {
+			return err
+		}
+	}
+	// Endpoints created this sync are not in the observation.
+	s.r.RemoteEndpoints = s.keptListed + s.keptRemote + s.createdRemote
+	return nil
+}
+
+// fullSync is the order of a full sync's phases, each planned once the
+// previous one is carried out: the local endpoints (the source VIP first:
+// a failure of it ends the sync, since no load balancer is programmed
+// without it), the remote endpoints the load balancers' backends need, the
+// load balancers, then what nothing uses any more. The planner's tests
+// plan through the same list.
+var fullSync = []func(*syncState) ([]op, error){
+	func(s *syncState) ([]op, error) { return s.planLocalEndpoints(), nil },
+	func(s *syncState) ([]op, error) { return s.planRemoteEndpoints(s.matchRemoteEndpoints()), nil },
+	(*syncState).planLoadBalancerPhase,
+	func(s *syncState) ([]op, error) {
+		var ops []op
+		ops, s.keptListed = s.planCleanup()
+		return ops, nil
+	},
+}
+
+// indexListed builds the sync's lookup tables over what HNS listed.
+func (s *syncState) indexListed() {
 	s.indexEndpoints()
 	s.forgetUnlisted()
 	for _, lb := range s.o.LoadBalancers {
 		s.listedLB[hns.IDOf(lb.ID)] = lb
 	}
-	if stop, err := s.execute(s.planLocalEndpoints()); err != nil || stop {
-		return err
-	}
-	if _, err := s.execute(s.planRemoteEndpoints(s.matchRemoteEndpoints())); err != nil {
-		return err
-	}
+}
+
+// planLoadBalancerPhase maps the listed load balancers to the wanted ones
+// and plans what differs; those found as wanted count as programmed.
+func (s *syncState) planLoadBalancerPhase() ([]op, error) {
 	if err := s.matchLoadBalancers(); err != nil {
-		return err
+		return nil, err
 	}
 	s.unmapUnwanted()
 	ops, programmed := s.planLoadBalancers()
 	s.r.LBsProgrammed += programmed
-	if _, err := s.execute(ops); err != nil {
-		return err
-	}
-	ops, kept := s.planCleanup()
-	if _, err := s.execute(ops); err != nil {
-		return err
-	}
-	// Endpoints created this sync are not in the observation.
-	s.r.RemoteEndpoints = kept + s.keptRemote + s.createdRemote
-	return nil
+	return ops, nil
 }
 
 // pruneRetries drops the backoff of objects no longer desired, so that the
