@@ -45,7 +45,8 @@ const (
 	// ReasonLBUnwanted: no wanted load balancer maps to one of the agent's.
 	ReasonLBUnwanted Reason = "LoadBalancerUnwanted"
 	// ReasonLBNotOwned: a recorded load balancer that is wanted by nothing
-	// does not prove to be the agent's: it is given up, not deleted.
+	// does not prove to be the agent's: it is not deleted; a sync gives it
+	// up, winproxy-agent cleanup leaves and lists it.
 	ReasonLBNotOwned Reason = "LoadBalancerNotOwned"
 	// ReasonFrontendTaken: HNS refused a create because exactly one load
 	// balancer holds its frontend; that one is deleted, even a foreign one,
@@ -59,6 +60,12 @@ const (
 	// ReasonProgrammed: the load balancer is as wanted; a retry it had
 	// waiting is dropped.
 	ReasonProgrammed Reason = "Programmed"
+	// ReasonRemovalRequested: winproxy-agent cleanup removes what proves to
+	// be the agent's.
+	ReasonRemovalRequested Reason = "RemovalRequested"
+	// ReasonEndpointInUse: winproxy-agent cleanup leaves an endpoint of the
+	// agent's that a load balancer it leaves still uses, and lists it.
+	ReasonEndpointInUse Reason = "EndpointInUse"
 )
 
 // opKind is what an operation does. Most are one HNS write; replace is a
@@ -78,12 +85,13 @@ const (
 	opFail     // no call: the object cannot be programmed
 	opSettled  // no call: the object is as wanted
 	opUnbindEP // no call: forget a foreign endpoint no longer wanted
+	opLeave    // no call: winproxy-agent cleanup leaves the object and lists it
 )
 
 var opNames = [...]string{opCreateEndpoint: "CreateEndpoint", opReplaceEndpoint: "ReplaceEndpoint",
 	opDeleteEndpoint: "DeleteEndpoint", opCreateLB: "CreateLoadBalancer", opModifyLB: "ModifyLoadBalancer",
 	opReplaceLB: "ReplaceLoadBalancer", opDeleteLB: "DeleteLoadBalancer", opDisown: "Disown", opDefer: "Defer",
-	opFail: "Fail", opSettled: "Settled", opUnbindEP: "Unbind"}
+	opFail: "Fail", opSettled: "Settled", opUnbindEP: "Unbind", opLeave: "Leave"}
 
 func (k opKind) String() string { return opNames[k] }
 
@@ -128,7 +136,7 @@ func (o *op) object() string {
 	switch {
 	case o.lb != nil:
 		return "load balancer " + o.lb.Key.String()
-	case o.kind == opDeleteLB || o.kind == opDisown:
+	case o.kind == opDeleteLB || o.kind == opDisown || o.kind == opLeave && o.cur != nil:
 		return "load balancer " + o.cur.ID
 	case o.gate:
 		return "source-VIP endpoint " + o.ip.String()

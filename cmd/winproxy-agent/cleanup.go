@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
@@ -28,11 +29,11 @@ Stop the agent first.`,
 				return err
 			}
 			defer h.close()
-			r, err := cleanup(context.Background(), h.client, hns.NewOwned(h.client, ledger))
+			r, err := apply.Remove(context.Background(), h.client, hns.NewOwned(h.client, ledger))
 			if err != nil {
 				return err
 			}
-			r.print(cmd.OutOrStdout())
+			printRemoval(cmd.OutOrStdout(), r)
 			return nil
 		},
 	}
@@ -40,75 +41,18 @@ Stop the agent first.`,
 	return cmd
 }
 
-// cleanupReport says what cleanup deleted and what it left although the agent may have created it.
-type cleanupReport struct {
-	lbs, eps int
-	// unproven are recorded load balancers that no longer hold what the agent wrote.
-	unproven []string
-	// inUse are the agent's endpoints that a load balancer left in place still uses.
-	inUse []string
-}
-
-// cleanup deletes the load balancers and endpoints that prove to be the agent's.
-func cleanup(ctx context.Context, c hns.Client, owned *hns.Owned) (cleanupReport, error) {
-	var r cleanupReport
-	lbs, err := c.ListLoadBalancers(ctx)
-	if err != nil {
-		return r, err
-	}
-	// A load balancer created just before the agent was killed is recorded only as an intent:
-	// settle those first so that cleanup removes it too.
-	if _, err := owned.Settle(lbs); err != nil {
-		return r, err
-	}
-	inUse := map[hns.ID]bool{}
-	// Load balancers first: they reference the endpoints.
-	for _, lb := range lbs {
-		if owned.OwnsLoadBalancer(lb) {
-			if err := owned.DeleteLoadBalancer(ctx, lb); err != nil && !hns.IsNotFound(err) {
-				return r, fmt.Errorf("deleting load balancer %s: %w", lb.ID, err)
-			}
-			r.lbs++
-			continue
-		}
-		if owned.Ledger.Has(lb.ID) {
-			r.unproven = append(r.unproven, lb.String())
-		}
-		for _, id := range lb.BackendEndpointIDs {
-			inUse[hns.IDOf(id)] = true
-		}
-	}
-	// Every network's: the agent's endpoints stay on a network its config switched away from.
-	eps, err := c.ListEndpoints(ctx, "")
-	if err != nil {
-		return r, err
-	}
-	for _, ep := range eps {
-		switch {
-		case !owned.OwnsEndpoint(ep):
-		case inUse[hns.IDOf(ep.ID)]:
-			r.inUse = append(r.inUse, ep.String())
-		default:
-			if err := owned.DeleteEndpoint(ctx, ep); err != nil && !hns.IsNotFound(err) {
-				return r, fmt.Errorf("deleting endpoint %s: %w", ep.ID, err)
-			}
-			r.eps++
-		}
-	}
-	return r, nil
-}
-
-func (r cleanupReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Deleted %d load balancers and %d endpoints created by winproxy-agent\n", r.lbs, r.eps)
-	if len(r.unproven) > 0 {
-		fmt.Fprintf(w, "Left %d load balancers recorded by winproxy-agent that no longer hold what it wrote (changed by someone else, or recorded by an earlier version and not re-proven by a sync since); remove them by hand if they are not in use:\n", len(r.unproven))
-		for _, lb := range r.unproven {
+// printRemoval says what cleanup deleted and what it left although the agent may have created it.
+func printRemoval(w io.Writer, r apply.Removal) {
+	fmt.Fprintf(w, "Deleted %d load balancers and %d endpoints created by winproxy-agent\n", r.LoadBalancers, r.Endpoints)
+	if len(r.Unproven) > 0 {
+		fmt.Fprintf(w, "Left %d load balancers recorded by winproxy-agent that no longer hold what it wrote (changed by someone else, or recorded by an earlier version and not re-proven by a sync since); remove them by hand if they are not in use:\n", len(r.Unproven))
+		for _, lb := range r.Unproven {
 			fmt.Fprintf(w, "  %s\n", lb)
 		}
 	}
-	if len(r.inUse) > 0 {
-		fmt.Fprintf(w, "Left %d winproxy-agent endpoints that load balancers left in place still use:\n", len(r.inUse))
-		for _, ep := range r.inUse {
+	if len(r.InUse) > 0 {
+		fmt.Fprintf(w, "Left %d winproxy-agent endpoints that load balancers left in place still use:\n", len(r.InUse))
+		for _, ep := range r.InUse {
 			fmt.Fprintf(w, "  %s\n", ep)
 		}
 	}
