@@ -107,6 +107,13 @@ bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the con
 	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
 	go test -run '^$$' -bench BenchmarkFleet -benchtime 1x ./controllers
 
+# Flags of BenchmarkUpstream, e.g. -conformance.bench-sizes=2000 -conformance.bench-runs=5.
+BENCH_UPSTREAM_FLAGS ?=
+
+.PHONY: bench-upstream
+bench-upstream: ## Run upstream winkernel and winproxy side by side on the same workloads; print HNS and HCN calls, CPU and allocations of both as one table (docs/performance.md).
+	go test -count=1 -timeout $(TEST_TIMEOUT) -run '^$$' -bench BenchmarkUpstream -benchtime 1x ./test/conformance $(BENCH_UPSTREAM_FLAGS)
+
 # make test compares 500 clusters; this runs more, and upstream's own tests in the same build.
 CONFORMANCE_CLUSTERS ?= 3000
 

@@ -34,10 +34,16 @@ var syncsFromChanges atomic.Int64
 // and the applier on a simulated host, as the agent wires them. A
 // restart replaces both (the host and the ledger file stay).
 type winproxyRun struct {
-	c        *Cluster
-	cfg      v1alpha1.ResolvedProxyConfig
-	node     *corev1.Node // its zone label
-	host     *sim.Sim
+	c    *Cluster
+	cfg  v1alpha1.ResolvedProxyConfig
+	node *corev1.Node // its zone label
+	host *sim.Sim
+	// client is host as the applier sees it: timed when measured.
+	client hns.Client
+	// measured: each step's Cost is measured, and the suite's own checks
+	// (the engine against Compute, a second sync) are left out of it.
+	measured bool
+	inHost   time.Duration // time spent inside host, when measured
 	ledger   *hns.Ledger
 	applier  *apply.Applier
 	cache    *engine.Incremental
@@ -46,7 +52,8 @@ type winproxyRun struct {
 }
 
 // runWinproxy runs c on winproxy. Besides the HNS state it checks, at
-// every step, that the incremental engine agrees with Compute.
+// every step, that the incremental engine agrees with Compute, unless the
+// cluster asks for its cost (Cluster.Measure).
 func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
 	v, err := parseVersion(c.HNSVersion)
 	if err != nil {
@@ -72,8 +79,11 @@ func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &winproxyRun{c: c, cfg: winproxyConfig(c), node: &corev1.Node{}, host: host, ledger: ledger,
-		services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	w := &winproxyRun{c: c, cfg: winproxyConfig(c), node: &corev1.Node{}, host: host, client: host, ledger: ledger,
+		measured: c.Measure, services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	if c.Measure {
+		w.client = timedClient{Client: host, in: &w.inHost}
+	}
 	w.node.Name = c.NodeName
 	if c.Zone != "" {
 		w.node.Labels = map[string]string{corev1.LabelTopologyZone: c.Zone}
@@ -145,7 +155,7 @@ func (w *winproxyRun) addEndpoint(ep LocalEndpoint) error {
 // start is the agent process starting: a new applier on the same ledger and
 // a new engine cache filled from the informers.
 func (w *winproxyRun) start() {
-	w.applier = apply.New(w.host, w.ledger)
+	w.applier = apply.New(w.client, w.ledger)
 	w.cache = engine.NewIncremental()
 	for _, s := range w.services {
 		w.cache.SetService(s)
@@ -170,6 +180,49 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 			return StepResult{}, err
 		}
 	}
+	var out apply.Outcome
+	var mismatch string
+	cost := w.measure(func() {
+		w.deliver(s)
+		if s.Restart {
+			w.start()
+		}
+		out = w.sync(ctx, s, &mismatch)
+	})
+	res, err := out.Result, errors.Join(out.ReadErr, out.Err)
+	if err != nil {
+		return StepResult{}, err
+	}
+	if out.Decision.Step == syncmode.Changes {
+		syncsFromChanges.Add(1)
+	}
+	if mismatch != "" {
+		return StepResult{}, fmt.Errorf("the incremental engine differs from engine.Compute (-cache +compute):\n%s", mismatch)
+	}
+	// The simulated host refuses what a real one would; winproxy must
+	// program everything it wants on it.
+	if len(res.Failures) > 0 || res.Skipped != "" {
+		return StepResult{}, fmt.Errorf("winproxy's sync failed on the simulated host (skipped %q): %v", res.Skipped, res.Failures)
+	}
+	if !w.measured {
+		// Nothing changed: a second sync writes nothing (the README's
+		// principles: an unchanged sync writes nothing).
+		again, err := w.fullSync(ctx, w.desired)
+		if err != nil {
+			return StepResult{}, err
+		}
+		if n := again.WriteCount(); n > 0 {
+			return StepResult{}, fmt.Errorf("winproxy's second sync without changes wrote to HNS: %v", again.Writes)
+		}
+	}
+	r, err := w.dump()
+	r.Cost = cost
+	return r, err
+}
+
+// deliver passes a step's object changes to the engine's cache, as the
+// agent's informers do.
+func (w *winproxyRun) deliver(s *Step) {
 	for _, svc := range s.Services {
 		w.services[svc.Namespace+"/"+svc.Name] = svc
 		w.cache.SetService(svc)
@@ -188,13 +241,16 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 		ns, name, _ := strings.Cut(k, "/")
 		w.cache.DeleteEndpointSlice(ns, name)
 	}
-	if s.Restart {
-		w.start()
-	}
-	var mismatch string
+}
+
+// sync is the agent's sync after a step's changes. Unless measured, it
+// sets *mismatch to how the incremental engine differs from Compute.
+func (w *winproxyRun) sync(ctx context.Context, s *Step, mismatch *string) apply.Outcome {
 	compute := func(v engine.HNSView) *engine.Desired {
 		d := w.desired(v)
-		mismatch = w.compareWithCompute(d, v)
+		if !w.measured {
+			*mismatch = w.compareWithCompute(d, v)
+		}
 		return d
 	}
 	// As the agent syncs after a change of Services or EndpointSlices
@@ -208,32 +264,7 @@ func (w *winproxyRun) step(ctx context.Context, s *Step) (StepResult, error) {
 	if s.Restart || len(s.AddEndpoints)+len(s.RemoveEndpoints) > 0 {
 		agentSync.LastChecked, agentSync.LastListed = time.Time{}, time.Time{}
 	}
-	out := agentSync.Run(ctx, now, time.Minute)
-	res, err := out.Result, errors.Join(out.ReadErr, out.Err)
-	if err != nil {
-		return StepResult{}, err
-	}
-	if out.Decision.Step == syncmode.Changes {
-		syncsFromChanges.Add(1)
-	}
-	if mismatch != "" {
-		return StepResult{}, fmt.Errorf("the incremental engine differs from engine.Compute (-cache +compute):\n%s", mismatch)
-	}
-	// The simulated host refuses what a real one would; winproxy must
-	// program everything it wants on it.
-	if len(res.Failures) > 0 || res.Skipped != "" {
-		return StepResult{}, fmt.Errorf("winproxy's sync failed on the simulated host (skipped %q): %v", res.Skipped, res.Failures)
-	}
-	// Nothing changed: a second sync writes nothing (the README's
-	// principles: an unchanged sync writes nothing).
-	again, err := w.fullSync(ctx, w.desired)
-	if err != nil {
-		return StepResult{}, err
-	}
-	if n := again.WriteCount(); n > 0 {
-		return StepResult{}, fmt.Errorf("winproxy's second sync without changes wrote to HNS: %v", again.Writes)
-	}
-	return w.dump()
+	return agentSync.Run(ctx, now, time.Minute)
 }
 
 // desired is the incremental engine's result with HNS as v shows it, as the agent computes it.

@@ -44,6 +44,9 @@ type Cluster struct {
 	// before the proxy starts.
 	Endpoints []LocalEndpoint `json:"endpoints"`
 	Steps     []Step          `json:"steps"`
+	// Measure asks both sides for each step's Cost (make bench-upstream);
+	// winproxy then leaves out the suite's own checks, which would count.
+	Measure bool `json:"measure,omitempty"`
 }
 
 // Network is the HNS network the CNI created.
@@ -103,6 +106,29 @@ type StepResult struct {
 	Error         string         `json:"error,omitempty"`
 	Endpoints     []Endpoint     `json:"endpoints"`
 	LoadBalancers []LoadBalancer `json:"loadBalancers"`
+	// Cost is what the step cost the proxy: upstream always reports it,
+	// winproxy when measured (make bench-upstream).
+	Cost Cost `json:"cost"`
+}
+
+// Cost is what one step cost a proxy, from its informer events to the end
+// of its sync (upstream: the first step includes the process's start).
+type Cost struct {
+	// HNSReads and HNSWrites are the calls the proxy made to its HNS
+	// interface: upstream's HcnService (hnslib's functions), winproxy's
+	// hns.Client.
+	HNSReads  int `json:"hnsReads"`
+	HNSWrites int `json:"hnsWrites"`
+	// HCN is what those calls cost on Windows in HCN calls (JSON RPCs into
+	// HNS) as hnslib or hcsshim issue them: a list of N objects 1 + 3N.
+	HCN int `json:"hcn"`
+	// CPUNanos is the process's CPU time (user and system, every thread,
+	// garbage collection included); FakeNanos the wall time inside the
+	// fake HNS, which on Windows is HNS's own work.
+	CPUNanos  int64  `json:"cpuNanos"`
+	FakeNanos int64  `json:"fakeNanos"`
+	Allocs    uint64 `json:"allocs"`
+	Bytes     uint64 `json:"bytes"`
 }
 
 // Endpoint is an HNS endpoint as listed.

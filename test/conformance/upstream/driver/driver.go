@@ -15,7 +15,10 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"runtime"
 	"sort"
+	"syscall"
+	"time"
 
 	"github.com/Microsoft/hnslib/hcn"
 	"github.com/go-logr/logr"
@@ -45,6 +48,7 @@ type driverCluster struct {
 	HealthzPort           int               `json:"healthzPort"`
 	Endpoints             []driverLocalEP   `json:"endpoints"`
 	Steps                 []driverStep      `json:"steps"`
+	Measure               bool              `json:"measure,omitempty"`
 }
 
 type driverNetwork struct {
@@ -94,6 +98,18 @@ type driverStepResult struct {
 	Error         string     `json:"error,omitempty"`
 	Endpoints     []driverEP `json:"endpoints"`
 	LoadBalancers []driverLB `json:"loadBalancers"`
+	Cost          driverCost `json:"cost"`
+}
+
+// driverCost is what a step cost upstream (test/conformance/wire.go's Cost).
+type driverCost struct {
+	HNSReads  int    `json:"hnsReads"`
+	HNSWrites int    `json:"hnsWrites"`
+	HCN       int    `json:"hcn"`
+	CPUNanos  int64  `json:"cpuNanos"`
+	FakeNanos int64  `json:"fakeNanos"`
+	Allocs    uint64 `json:"allocs"`
+	Bytes     uint64 `json:"bytes"`
 }
 
 type driverEP struct {
@@ -143,15 +159,73 @@ func RunConformanceDriver(in io.Reader, out io.Writer) error {
 }
 
 // driverHcn is upstream's fake HNS with the cluster's HNS feature set (the
-// fake's own is fixed).
+// fake's own is fixed), metered: every HcnService call upstream's Proxier
+// makes is counted, with what it costs in HCN calls through hnslib (see
+// driverMeter), and the time spent inside the fake.
 type driverHcn struct {
 	*fakehcn.HcnMock
 	features hcn.SupportedFeatures
+	meter    *driverMeter
 }
 
-func (h driverHcn) GetSupportedFeatures() hcn.SupportedFeatures { return h.features }
+// driverMeter accumulates a step's cost. The HCN calls of each HcnService
+// method are hnslib v0.1.3's (hcn/*.go), which production's hcnImpl calls:
+// a list or a lookup is one enumeration plus an open, a query and a close
+// of every object it returns; an endpoint create opens the network,
+// creates, queries and closes both (5); a load-balancer create 3, an update
+// 4, a delete 1; the feature checks read the HNS version once per process
+// (GetCachedSupportedFeatures).
+type driverMeter struct {
+	cost     driverCost
+	features bool // the version was read by this process
+}
+
+func (m *driverMeter) read(objects int) {
+	m.cost.HNSReads++
+	m.cost.HCN += 1 + 3*objects
+}
+
+func (m *driverMeter) write(hcnCalls int) {
+	m.cost.HNSWrites++
+	m.cost.HCN += hcnCalls
+}
+
+func (m *driverMeter) readFeatures() {
+	if !m.features {
+		m.features = true
+		m.cost.HNSReads++
+		m.cost.HCN++
+	}
+}
+
+// in adds the time since start to the time spent in the fake.
+func (m *driverMeter) in(start time.Time) { m.cost.FakeNanos += int64(time.Since(start)) }
+
+// found is 1 for a lookup that found its object, else 0.
+func found(err error) int {
+	if err != nil {
+		return 0
+	}
+	return 1
+}
+
+// distinct counts the IDs of a list (the fake lists a created endpoint
+// twice, by ID and by name; HNS once).
+func distinct[T any](list []T, id func(T) string) int {
+	seen := make(map[string]bool, len(list))
+	for _, o := range list {
+		seen[id(o)] = true
+	}
+	return len(seen)
+}
+
+func (h driverHcn) GetSupportedFeatures() hcn.SupportedFeatures {
+	h.meter.readFeatures()
+	return h.features
+}
 
 func (h driverHcn) DsrSupported() error {
+	h.meter.readFeatures()
 	if h.features.DSR {
 		return nil
 	}
@@ -159,10 +233,124 @@ func (h driverHcn) DsrSupported() error {
 }
 
 func (h driverHcn) Ipv6DualStackSupported() error {
+	h.meter.readFeatures()
 	if h.features.IPv6DualStack {
 		return nil
 	}
 	return fmt.Errorf("IPV6 DualStack Not Supported")
+}
+
+func (h driverHcn) RemoteSubnetSupported() error {
+	h.meter.readFeatures()
+	return h.HcnMock.RemoteSubnetSupported()
+}
+
+func (h driverHcn) GetNetworkByName(name string) (*hcn.HostComputeNetwork, error) {
+	defer h.meter.in(time.Now())
+	n, err := h.HcnMock.GetNetworkByName(name)
+	h.meter.read(found(err))
+	return n, err
+}
+
+func (h driverHcn) GetNetworkByID(id string) (*hcn.HostComputeNetwork, error) {
+	defer h.meter.in(time.Now())
+	n, err := h.HcnMock.GetNetworkByID(id)
+	h.meter.read(found(err))
+	return n, err
+}
+
+func endpointID(ep hcn.HostComputeEndpoint) string { return ep.Id }
+
+func (h driverHcn) ListEndpoints() ([]hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	eps, err := h.HcnMock.ListEndpoints()
+	h.meter.read(distinct(eps, endpointID))
+	return eps, err
+}
+
+func (h driverHcn) ListEndpointsOfNetwork(networkID string) ([]hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	eps, err := h.HcnMock.ListEndpointsOfNetwork(networkID)
+	h.meter.read(distinct(eps, endpointID))
+	return eps, err
+}
+
+func (h driverHcn) GetEndpointByID(id string) (*hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	ep, err := h.HcnMock.GetEndpointByID(id)
+	h.meter.read(found(err))
+	return ep, err
+}
+
+func (h driverHcn) GetEndpointByName(name string) (*hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	ep, err := h.HcnMock.GetEndpointByName(name)
+	h.meter.read(found(err))
+	return ep, err
+}
+
+func (h driverHcn) CreateEndpoint(n *hcn.HostComputeNetwork, ep *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	h.meter.write(5)
+	return h.HcnMock.CreateEndpoint(n, ep)
+}
+
+func (h driverHcn) CreateRemoteEndpoint(n *hcn.HostComputeNetwork, ep *hcn.HostComputeEndpoint) (*hcn.HostComputeEndpoint, error) {
+	defer h.meter.in(time.Now())
+	h.meter.write(5)
+	return h.HcnMock.CreateRemoteEndpoint(n, ep)
+}
+
+func (h driverHcn) DeleteEndpoint(ep *hcn.HostComputeEndpoint) error {
+	defer h.meter.in(time.Now())
+	h.meter.write(1)
+	return h.HcnMock.DeleteEndpoint(ep)
+}
+
+func loadBalancerID(lb hcn.HostComputeLoadBalancer) string { return lb.Id }
+
+func (h driverHcn) ListLoadBalancers() ([]hcn.HostComputeLoadBalancer, error) {
+	defer h.meter.in(time.Now())
+	lbs, err := h.HcnMock.ListLoadBalancers()
+	h.meter.read(distinct(lbs, loadBalancerID))
+	return lbs, err
+}
+
+func (h driverHcn) GetLoadBalancerByID(id string) (*hcn.HostComputeLoadBalancer, error) {
+	defer h.meter.in(time.Now())
+	lb, err := h.HcnMock.GetLoadBalancerByID(id)
+	h.meter.read(found(err))
+	return lb, err
+}
+
+func (h driverHcn) CreateLoadBalancer(lb *hcn.HostComputeLoadBalancer) (*hcn.HostComputeLoadBalancer, error) {
+	defer h.meter.in(time.Now())
+	h.meter.write(3)
+	return h.HcnMock.CreateLoadBalancer(lb)
+}
+
+func (h driverHcn) UpdateLoadBalancer(lb *hcn.HostComputeLoadBalancer, id string) (*hcn.HostComputeLoadBalancer, error) {
+	defer h.meter.in(time.Now())
+	h.meter.write(4)
+	return h.HcnMock.UpdateLoadBalancer(lb, id)
+}
+
+func (h driverHcn) DeleteLoadBalancer(lb *hcn.HostComputeLoadBalancer) error {
+	defer h.meter.in(time.Now())
+	h.meter.write(1)
+	return h.HcnMock.DeleteLoadBalancer(lb)
+}
+
+// DeleteAllHnsLoadBalancerPolicy costs what production's hcnImpl does: a
+// list, then a delete of each load balancer.
+func (h driverHcn) DeleteAllHnsLoadBalancerPolicy() {
+	defer h.meter.in(time.Now())
+	lbs, _ := h.HcnMock.ListLoadBalancers()
+	h.meter.read(distinct(lbs, loadBalancerID))
+	for range distinct(lbs, loadBalancerID) {
+		h.meter.write(1)
+	}
+	h.HcnMock.DeleteAllHnsLoadBalancerPolicy()
 }
 
 type driverMac string
@@ -194,7 +382,7 @@ func runDriverCluster(c *driverCluster) (res driverResult) {
 	mock := fakehcn.NewHcnMock(&hcn.HostComputeNetwork{Id: c.Network.ID, Name: c.Network.Name,
 		Type: hcn.NetworkType(c.Network.Type), Policies: policies})
 	d := &driverRun{c: c, services: map[string]*v1.Service{}, slices: map[string]*discovery.EndpointSlice{}}
-	d.hcn = driverHcn{HcnMock: mock, features: hcn.SupportedFeatures{
+	d.hcn = driverHcn{HcnMock: mock, meter: &driverMeter{}, features: hcn.SupportedFeatures{
 		Api: hcn.ApiSupport{V2: true}, RemoteSubnet: true, HostRoute: true,
 		DSR: c.Features.DSR, SessionAffinity: c.Features.SessionAffinity,
 		IPv6DualStack: c.Features.IPv6DualStack, ModifyLoadbalancer: c.Features.Modify,
@@ -202,9 +390,13 @@ func runDriverCluster(c *driverCluster) (res driverResult) {
 	for _, ep := range c.Endpoints {
 		d.addEndpoint(ep)
 	}
-	d.start()
+	// The process's start belongs to the first step's cost.
+	started := d.measure(d.start)
 	for i := range c.Steps {
 		res.Steps = append(res.Steps, d.step(&c.Steps[i]))
+	}
+	if len(res.Steps) > 0 {
+		res.Steps[0].Cost.add(started)
 	}
 	return res
 }
@@ -219,6 +411,7 @@ func (d *driverRun) addEndpoint(ep driverLocalEP) {
 // every load balancer on the host).
 func (d *driverRun) start() {
 	d.proxiers, d.startErr = nil, nil
+	d.hcn.meter.features = false // a new process
 	cfg := config.KubeProxyWinkernelConfiguration{
 		NetworkName:           d.c.Network.Name,
 		SourceVip:             d.c.SourceVIP,
@@ -246,6 +439,8 @@ func (d *driverRun) start() {
 	}
 }
 
+// step runs one step: the CNI's changes, then the informer events and
+// upstream's sync, metered (driverCost).
 func (d *driverRun) step(s *driverStep) driverStepResult {
 	for _, name := range s.RemoveEndpoints {
 		if ep, err := d.hcn.GetEndpointByName(name); err == nil {
@@ -255,8 +450,72 @@ func (d *driverRun) step(s *driverStep) driverStepResult {
 	for _, ep := range s.AddEndpoints {
 		d.addEndpoint(ep)
 	}
-	// The handlers queue changes; the sync below applies them, as after a
-	// batch of informer events.
+	var r driverStepResult
+	r.Cost = d.measure(func() {
+		d.deliver(s)
+		if s.Restart {
+			d.start()
+		}
+		for _, p := range d.proxiers {
+			p.setInitialized(true)
+			p.syncProxyRules()
+		}
+	})
+	if d.startErr != nil {
+		r.Error = d.startErr.Error()
+	}
+	r.Endpoints, r.LoadBalancers = d.dump()
+	return r
+}
+
+// measure runs fn and returns its cost: the fake's counts and, if the
+// cluster asks for them (make bench-upstream), the process's CPU time (all
+// threads, garbage collection included) and allocations.
+func (d *driverRun) measure(fn func()) driverCost {
+	if !d.c.Measure {
+		d.hcn.meter.cost = driverCost{}
+		fn()
+		return d.hcn.meter.cost
+	}
+	// What earlier steps left is not this step's garbage.
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	allocs, bytes := ms.Mallocs, ms.TotalAlloc
+	cpu := cpuNanos()
+	d.hcn.meter.cost = driverCost{}
+	fn()
+	c := d.hcn.meter.cost
+	c.CPUNanos = cpuNanos() - cpu
+	runtime.ReadMemStats(&ms)
+	c.Allocs, c.Bytes = ms.Mallocs-allocs, ms.TotalAlloc-bytes
+	return c
+}
+
+func (c *driverCost) add(o driverCost) {
+	c.HNSReads += o.HNSReads
+	c.HNSWrites += o.HNSWrites
+	c.HCN += o.HCN
+	c.CPUNanos += o.CPUNanos
+	c.FakeNanos += o.FakeNanos
+	c.Allocs += o.Allocs
+	c.Bytes += o.Bytes
+}
+
+// cpuNanos is the user and system CPU time of this process.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// deliver passes a step's object changes to the proxiers' handlers, which
+// queue them for the next sync, as after a batch of informer events. Changes
+// made while upstream was down (Restart) are only recorded: the new
+// process's informers list them.
+func (d *driverRun) deliver(s *driverStep) {
 	for _, p := range d.proxiers {
 		p.setInitialized(false)
 	}
@@ -285,6 +544,10 @@ func (d *driverRun) step(s *driverStep) driverStepResult {
 			p.OnServiceDelete(old)
 		}
 	}
+	d.deliverSlices(s)
+}
+
+func (d *driverRun) deliverSlices(s *driverStep) {
 	for _, sl := range s.Slices {
 		k := sl.Namespace + "/" + sl.Name
 		old := d.slices[k]
@@ -310,19 +573,6 @@ func (d *driverRun) step(s *driverStep) driverStepResult {
 			p.OnEndpointSliceDelete(old)
 		}
 	}
-	if s.Restart {
-		d.start()
-	}
-	var r driverStepResult
-	if d.startErr != nil {
-		r.Error = d.startErr.Error()
-	}
-	for _, p := range d.proxiers {
-		p.setInitialized(true)
-		p.syncProxyRules()
-	}
-	r.Endpoints, r.LoadBalancers = d.dump()
-	return r
 }
 
 // dump lists the fake HNS's endpoints and load balancers.
