@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -50,7 +49,7 @@ func (s *syncState) matchLoadBalancers() error {
 // else another's with the same content, adopted.
 func (s *syncState) matchByContent(unmapped []engine.LoadBalancer) error {
 	a := s.a
-	ownedByFront := map[frontKey]hns.ID{}
+	ownedByFront := map[hns.Frontend]hns.ID{}
 	// content signature -> unclaimed listed IDs, proven the agent's or not
 	owned, other := map[string][]hns.ID{}, map[string][]hns.ID{}
 	for _, lb := range s.o.LoadBalancers {
@@ -290,19 +289,12 @@ func sameLB(a, b hns.LoadBalancer) bool {
 		a.SourceVIP == b.SourceVIP && hns.SameIDs(a.BackendEndpointIDs, b.BackendEndpointIDs)
 }
 
-// frontKey is what makes two LBs the same service's for the applier: the
-// frontend HNS refuses twice (hns.Frontend) without the internal port, so
-// that an LB whose target port changed is still the one to modify.
-type frontKey struct {
-	vip      netip.Addr
-	protocol uint32
-	port     uint16
-	v6       bool
-}
-
-func frontOf(lb hns.LoadBalancer) frontKey {
-	return frontKey{lb.VIP(), lb.PortMapping.Protocol, lb.PortMapping.ExternalPort, lb.IsIPv6()}
-}
+// frontOf is what makes two LBs the same service's for the applier: the
+// frontend HNS refuses twice without the internal port, so that an LB
+// whose target port changed is still the one to modify. The engine merges
+// its load balancers by the same key (agent/engine/merge.go frontKey), so
+// no two wanted ones have it.
+func frontOf(lb hns.LoadBalancer) hns.Frontend { return lb.Frontend().WithoutInternalPort() }
 
 // sortLoadBalancers sorts as engine.Desired.SortedLoadBalancers does.
 func sortLoadBalancers(lbs []engine.LoadBalancer) {

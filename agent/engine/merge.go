@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 
+	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -20,16 +20,17 @@ import (
 //   - a remote endpoint wanted both as a backend and as a service VIP is the
 //     backend's.
 
-// frontKey is what makes two desired LBs collide in HNS.
-type frontKey struct {
-	family   v1alpha1.IPFamily
-	vip      netip.Addr
-	protocol uint32
-	port     uint16
-}
+// frontKey is what makes two desired LBs collide: HNS's frontend without
+// the internal port. It is stricter than HNS, which refuses a second LB
+// only when the internal port is the same too (hns.Frontend): two LBs that
+// differ in nothing else would both be created, and a client's packet,
+// which carries the VIP, protocol and external port but no internal port,
+// would reach whichever HNS picks. So the engine programs one of them and
+// reports the others.
+type frontKey = hns.Frontend
 
 func frontOf(k LBKey) frontKey {
-	return frontKey{family: k.Family, vip: k.VIP, protocol: k.Protocol, port: k.ExternalPort}
+	return hns.Frontend{VIP: k.VIP, Protocol: k.Protocol, ExternalPort: k.ExternalPort, IPv6: k.Family == v1alpha1.IPv6}
 }
 
 // frontendWinner sorts keys, all of one frontend, and returns the one that

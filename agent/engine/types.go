@@ -176,17 +176,6 @@ type LoadBalancer struct {
 	Recreate bool
 }
 
-// Frontend is the tuple HNS refuses twice.
-func (lb LoadBalancer) Frontend() hns.Frontend {
-	return hns.Frontend{
-		VIP:          lb.Key.VIP,
-		Protocol:     lb.Key.Protocol,
-		InternalPort: lb.InternalPort,
-		ExternalPort: lb.Key.ExternalPort,
-		IPv6:         lb.Flags&hns.LBFlagIPv6 != 0,
-	}
-}
-
 // RemoteEndpoint is a desired remote HNS endpoint.
 type RemoteEndpoint struct {
 	IP  netip.Addr

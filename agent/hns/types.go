@@ -160,7 +160,10 @@ func (lb LoadBalancer) IsIPv6() bool { return lb.Flags&LBFlagIPv6 != 0 }
 func (lb LoadBalancer) IsDSR() bool { return lb.Flags&LBFlagDSR != 0 }
 
 // Frontend is the tuple HNS refuses to have twice (port already exists);
-// winkernel uses the same tuple to find the LB blocking a create.
+// winkernel uses the same tuple to find the LB blocking a create. It is
+// winproxy's one frontend type: the engine's collision key and the
+// applier's match of its own load balancers are a Frontend without the
+// internal port (WithoutInternalPort), each saying why.
 type Frontend struct {
 	VIP          netip.Addr
 	Protocol     uint32
@@ -178,6 +181,13 @@ func (lb LoadBalancer) Frontend() Frontend {
 		ExternalPort: lb.PortMapping.ExternalPort,
 		IPv6:         lb.IsIPv6(),
 	}
+}
+
+// WithoutInternalPort is f with the internal port zero: the part of the
+// frontend a client's packet carries (address, protocol, port, family).
+func (f Frontend) WithoutInternalPort() Frontend {
+	f.InternalPort = 0
+	return f
 }
 
 func (f Frontend) String() string {
