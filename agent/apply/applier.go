@@ -64,6 +64,11 @@ type Applier struct {
 	remotes int
 	// recordCalls keeps each sync's writes in Result.Calls (RecordCalls).
 	recordCalls bool
+	// starting is set until the first sync of a start (a new process, or
+	// the network recreated) got past the source VIP (firstPhases);
+	// clusterDNS names the cluster's DNS Service (WithClusterDNS).
+	starting   bool
+	clusterDNS string
 }
 
 type retry struct {
@@ -96,7 +101,7 @@ func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
 		base: time.Second, max: 10 * time.Second,
 		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[retryKey]*retry{},
 		modified: map[engine.LBKey]hns.LoadBalancer{}, lastModified: map[engine.LBKey]hns.LoadBalancer{},
-		index: newIndex(),
+		index: newIndex(), starting: true, clusterDNS: DefaultClusterDNS,
 	}
 	for _, o := range opts {
 		o(a)

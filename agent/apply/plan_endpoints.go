@@ -50,6 +50,9 @@ func (s *syncState) deferIfWaiting(o op) op {
 func (s *syncState) matchRemoteEndpoints() []engine.RemoteEndpoint {
 	var todo []engine.RemoteEndpoint
 	for _, want := range s.d.RemoteEndpoints {
+		if s.firstEPs[want.IP] {
+			continue // planned by the first sync's phases
+		}
 		if !s.matchRemote(want) {
 			todo = append(todo, want)
 		}

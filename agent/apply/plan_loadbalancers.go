@@ -21,6 +21,24 @@ import (
 // and recreate the same LB. Any other LB that does not prove to be the
 // agent's is foreign, and is replaced only if it blocks a create.
 func (s *syncState) matchLoadBalancers() error {
+	if err := s.matchRecorded(); err != nil {
+		return err
+	}
+	unmapped := s.unmappedLoadBalancers()
+	if len(unmapped) == 0 {
+		return nil // the usual resync: no listed LB needs indexing by content
+	}
+	return s.matchByContent(unmapped)
+}
+
+// matchRecorded settles the ledger with the list and keeps the remembered
+// IDs still listed and recorded, once a sync: before the sync creates a
+// load balancer, which the list does not show.
+func (s *syncState) matchRecorded() error {
+	if s.recorded {
+		return nil
+	}
+	s.recorded = true
 	a := s.a
 	adopted, err := a.owned.Settle(s.o.LoadBalancers)
 	if err != nil {
@@ -37,11 +55,7 @@ func (s *syncState) matchLoadBalancers() error {
 			s.r.DriftRepairs.LoadBalancers++
 		}
 	}
-	unmapped := s.unmappedLoadBalancers()
-	if len(unmapped) == 0 {
-		return nil // the usual resync: no listed LB needs indexing by content
-	}
-	return s.matchByContent(unmapped)
+	return nil
 }
 
 // matchByContent maps each of unmapped to an unclaimed listed LB: the
@@ -148,6 +162,9 @@ func (s *syncState) planLoadBalancers() ([]op, int) {
 	programmed := 0
 	var todo []engine.LoadBalancer
 	for _, lb := range s.d.LoadBalancers {
+		if s.first[lb.Key] {
+			continue // planned by the first sync's phases
+		}
 		if !s.programmed(lb) {
 			todo = append(todo, lb)
 			continue

@@ -23,6 +23,7 @@ type planWorld struct {
 	lbs     []hns.LoadBalancer
 	d       *engine.Desired
 	noMod   bool // HNS without ModifyLoadBalancer
+	first   bool // the first sync of a start (firstPhases); else a later one
 	prepare func(a *Applier, w *planWorld)
 }
 
@@ -98,6 +99,7 @@ func (w planWorld) plan(t *testing.T) ([]string, *Applier) {
 	}
 	a := New(sim.MustNew(), ledger, WithClock(clocktesting.NewFakeClock(time.Unix(0, 0))))
 	a.version = &hns.Version{Major: 15, Minor: 1}
+	a.starting = w.first
 	if w.prepare != nil {
 		w.prepare(a, &w)
 	}

@@ -34,6 +34,14 @@ type syncState struct {
 	// unmapped are the keys of the LBs no longer desired, by ID, for
 	// counting a failed delete under its kind.
 	unmapped map[hns.ID]engine.LBKey
+	// recorded is set once the listed load balancers were matched by the
+	// ledger and the applier's memory (matchRecorded).
+	recorded bool
+	// first and firstEPs are the load balancers and remote endpoints the
+	// first sync of a start planned before the others (firstPhases).
+	first    map[engine.LBKey]bool
+	firstEPs map[netip.Addr]bool
+	order    order
 }
 
 // index is a sync's lookup tables over what HNS listed. The Applier keeps
@@ -93,6 +101,7 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 		clear(a.lbIDs)
 		clear(a.epIDs)
 		clear(a.retries)
+		a.starting = true
 	}
 	a.networkID = o.View.Network.ID
 
@@ -101,6 +110,8 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 	err := s.run()
 	r.LBsFailed = r.LBsDesired - r.LBsProgrammed
 	a.settled = err == nil && r.Skipped == "" && r.LBsFailed == 0 && len(r.Failures) == 0
+	// The first sync of a start is over once it got past the source VIP.
+	a.starting = a.starting && (err != nil || r.Skipped != "")
 	a.remotes = r.RemoteEndpoints
 	return r, err
 }
@@ -129,16 +140,18 @@ func (s *syncState) run() error {
 // without it), the remote endpoints the load balancers' backends need, the
 // load balancers, then what nothing uses any more. The planner's tests
 // plan through the same list.
-var fullSync = []func(*syncState) ([]op, error){
-	func(s *syncState) ([]op, error) { return s.planLocalEndpoints(), nil },
-	func(s *syncState) ([]op, error) { return s.planRemoteEndpoints(s.matchRemoteEndpoints()), nil },
-	(*syncState).planLoadBalancerPhase,
-	func(s *syncState) ([]op, error) {
-		var ops []op
-		ops, s.keptListed = s.planCleanup()
-		return ops, nil
-	},
-}
+var fullSync = slices.Concat([]func(*syncState) ([]op, error){
+	func(s *syncState) ([]op, error) { return s.planLocalEndpoints(), nil }},
+	firstPhases(), // the first sync of a start: the critical Services first
+	[]func(*syncState) ([]op, error){
+		func(s *syncState) ([]op, error) { return s.planRemoteEndpoints(s.matchRemoteEndpoints()), nil },
+		(*syncState).planLoadBalancerPhase,
+		func(s *syncState) ([]op, error) {
+			var ops []op
+			ops, s.keptListed = s.planCleanup()
+			return ops, nil
+		},
+	})
 
 // indexListed builds the sync's lookup tables over what HNS listed.
 func (s *syncState) indexListed() {
