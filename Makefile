@@ -107,6 +107,10 @@ bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the con
 	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
 	go test -run '^$$' -bench BenchmarkFleet -benchtime 1x ./controllers
 
+.PHONY: bench-agent
+bench-agent: $(K8S_TOOLS_TARGET) ## Run the winproxy-agent binary against a real kube-apiserver holding 10k Services on 1,000 Nodes and churn its EndpointSlices (docs/performance.md); about 10 minutes, most of them loading the apiserver.
+	go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkAgent -benchtime 1x ./agent/daemon
+
 # Flags of BenchmarkUpstream, e.g. -conformance.bench-sizes=2000 -conformance.bench-runs=5.
 BENCH_UPSTREAM_FLAGS ?=
 

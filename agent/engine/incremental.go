@@ -269,7 +269,10 @@ func (c *Incremental) Desired() *Desired {
 			c.contribute(k, sc.compute(k, svc, c.slices[k]), touchedLB, touchedIP)
 		}
 	}
-	clear(c.dirty)
+	// A new set, not a cleared one: a map keeps the room of its largest size, and ranging over
+	// it costs that room, so that after a sync of every service each event's sync would walk
+	// room for all of them (14 µs at 10k services).
+	c.dirty = map[string]struct{}{}
 	for k := range touchedLB {
 		c.refreshFrontend(frontOf(k))
 	}

@@ -150,6 +150,14 @@ func (p *Process) signal(sig syscall.Signal) {
 	}
 }
 
+// Pid is the process's ID, for reading what it costs the machine (/proc); 0 before Start.
+func (p *Process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Exited reports whether the process has exited.
 func (p *Process) Exited() bool {
 	select {

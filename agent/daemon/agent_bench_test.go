@@ -1,0 +1,456 @@
+//go:build linux
+
+package daemon_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/winproxy/winproxy/agent/engine/enginetest"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
+)
+
+// BenchmarkAgent measures the agent where it runs: the winproxy-agent binary (`run`, on an
+// in-memory simulated host) against a real kube-apiserver holding WINPROXY_BENCH_SERVICES
+// Services (10,000) with 10 endpoints each on WINPROXY_BENCH_NODES Nodes (1,000), the node under
+// test running 250 of the pods (enginetest.Spread). It reports the first sync (wall, and CPU from
+// the start of the process), then the agent's CPU per EndpointSlice event over
+// WINPROXY_BENCH_EVENTS events (2,400: an hour of one change every 1.5 s), each moving a remote
+// endpoint to another node, one every WINPROXY_BENCH_PACE (25ms: the hour's events in a minute),
+// less what the agent costs idle over the same time; and the agent's RSS and live heap after the
+// first sync and after the churn. CPU is the process's, read from /proc: the machine's other
+// work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
+// the churn; its heap profiles after the first sync and after the churn are written beside it
+// (.first.heap, .churn.heap).
+//
+// It takes several minutes (most of them loading the apiserver) and runs once whatever -benchtime
+// says: go test -run '^$' -bench BenchmarkAgent -benchtime 1x ./agent/daemon
+func BenchmarkAgent(b *testing.B) {
+	services, nodes := envInt(b, "WINPROXY_BENCH_SERVICES", 10000), envInt(b, "WINPROXY_BENCH_NODES", 1000)
+	events := envInt(b, "WINPROXY_BENCH_EVENTS", 2400)
+	pace, err := time.ParseDuration(cmp.Or(os.Getenv("WINPROXY_BENCH_PACE"), "25ms"))
+	if err != nil {
+		b.Fatalf("WINPROXY_BENCH_PACE: %v", err)
+	}
+	ctx := context.Background()
+	ctrllog.SetLogger(logr.Discard())
+	env, err := testenv.Start(testenv.WithAPIServerFlag("service-cluster-ip-range", "10.96.0.0/12"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer env.Stop()
+	dir := b.TempDir()
+	if err := fleet.Build(ctx, env.RepoRoot, dir); err != nil {
+		b.Fatal(err)
+	}
+	cl := enginetest.Spread(services, nodes, 250)
+	start := time.Now()
+	c := fastClient(b, env)
+	slices := load(b, c, cl)
+	b.Logf("Loaded %d Nodes, %d Services and %d EndpointSlices in %v", nodes, services, len(slices), time.Since(start).Round(time.Second))
+	hostFile := filepath.Join(dir, "host.json")
+	seedHost(b, cl, hostFile)
+
+	p, err := fleet.StartAgent(dir, dir, hostFile, fleet.Node{Name: cl.NodeName, Profile: sim.WS2022.Name}, fleet.AgentOptions{
+		Kubeconfig: env.Kubeconfig, HealthIP: "127.0.19.1", Args: []string{"--hns-sim-in-memory", "--profiling"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Stop()
+	start = time.Now()
+	for !p.Ready() {
+		if p.Exited() || time.Since(start) > 15*time.Minute {
+			b.Fatalf("the agent did not get ready:\n%s", p.Tail(30))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	firstWall, firstCPU := time.Since(start), cpuOf(b, p.Pid())
+	b.ReportMetric(firstWall.Seconds(), "first-sync-s")
+	b.ReportMetric(firstCPU.Seconds(), "first-sync-cpu-s")
+	settle(b, p)
+	memory(b, p, "first")
+
+	// The first sync created the source VIP's endpoint, which the next sync sees as a change of
+	// the node and programs in full: that is still the start, not an event's cost.
+	for metric(b, p, "winproxy_agent_syncs_total") < 2 {
+		if time.Since(start) > 15*time.Minute {
+			b.Fatal("the agent did not sync again within a period")
+		}
+		time.Sleep(time.Second)
+	}
+	settle(b, p)
+
+	// What the agent costs doing nothing over a sync period: heartbeats, metrics, the Go runtime
+	// and the period's ID check, which a sync an event triggers takes over during the churn.
+	idleStart, idleCPU0, idleSyncs := time.Now(), cpuOf(b, p.Pid()), syncsByMode(b, p)
+	time.Sleep(syncPeriod * time.Second)
+	idleRate := float64(cpuOf(b, p.Pid())-idleCPU0) / float64(time.Since(idleStart))
+	logSyncs(b, "idle", idleSyncs, syncsByMode(b, p))
+	b.ReportMetric(idleRate*1000, "idle-cpu-ms/s")
+
+	syncs0 := syncsByMode(b, p)
+	writes0, _ := p.HNSWrites()
+	var profile sync.WaitGroup
+	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" {
+		profile.Go(func() {
+			fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/profile?seconds=30", 1), path)
+		})
+	}
+	churnStart, churnCPU0 := time.Now(), cpuOf(b, p.Pid())
+	churn(b, c, cl, slices, events, pace)
+	settle(b, p)
+	churnWall, churnCPU := time.Since(churnStart), cpuOf(b, p.Pid())-churnCPU0
+	profile.Wait()
+	syncs := logSyncs(b, "churn", syncs0, syncsByMode(b, p))
+	writes, _ := p.HNSWrites()
+	net := float64(churnCPU) - idleRate*float64(churnWall)
+	b.ReportMetric(net/float64(events)/1e6, "cpu-ms/event")
+	b.ReportMetric(float64(churnCPU)/float64(events)/1e6, "gross-cpu-ms/event")
+	b.ReportMetric(syncs/float64(events), "syncs/event")
+	b.ReportMetric((writes-writes0)/float64(events), "hns-writes/event")
+	memory(b, p, "churn")
+}
+
+// syncPeriod is the agent's sync period in seconds, the default.
+const syncPeriod = v1alpha1.DefaultSyncPeriodSeconds
+
+// envInt reads a size from the environment.
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// fastClient is a client that loads the apiserver as fast as it takes.
+func fastClient(b *testing.B, env *testenv.Env) client.Client {
+	cfg := *env.Config
+	cfg.QPS, cfg.Burst = 5000, 5000
+	c, err := client.New(&cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// load creates the cluster's Nodes (with their status, as kubelets report it), Services (the
+// apiserver picks their ClusterIPs), EndpointSlices and the WindowsProxyNode of node-0, and
+// returns the EndpointSlices as created.
+func load(b *testing.B, c client.Client, cl *enginetest.Cluster) []*discoveryv1.EndpointSlice {
+	ctx := context.Background()
+	for _, ns := range []string{"bench", fleet.SystemNamespace} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	parallel(b, len(cl.Nodes), func(i int) error {
+		n := cl.Nodes[i].DeepCopy()
+		status := n.Status
+		if err := c.Create(ctx, n); err != nil {
+			return err
+		}
+		n.Status = status
+		return c.Status().Update(ctx, n)
+	})
+	parallel(b, len(cl.Services), func(i int) error {
+		svc := cl.Services[i].DeepCopy()
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+		return c.Create(ctx, svc)
+	})
+	slices := make([]*discoveryv1.EndpointSlice, len(cl.EndpointSlices))
+	parallel(b, len(slices), func(i int) error {
+		slices[i] = cl.EndpointSlices[i].DeepCopy()
+		return c.Create(ctx, slices[i])
+	})
+	cfg := cl.Config
+	cfg.Sync = v1alpha1.SyncSpec{PeriodSeconds: syncPeriod, MinPeriodSeconds: 0}
+	wpn := &v1alpha1.WindowsProxyNode{ObjectMeta: metav1.ObjectMeta{Name: cl.NodeName},
+		Spec: v1alpha1.WindowsProxyNodeSpec{ConfigName: "bench", Hash: "bench", Proxy: cfg}}
+	if err := c.Create(ctx, wpn); err != nil {
+		b.Fatal(err)
+	}
+	return slices
+}
+
+// parallel runs f for 0..n-1 on 16 workers and fails on the first error.
+func parallel(b *testing.B, n int, f func(i int) error) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+}
+
+// seedHost writes node-0's host as the CNI leaves it: the overlay network with a route per other
+// node, and node-0's pods' endpoints.
+func seedHost(b *testing.B, cl *enginetest.Cluster, path string) {
+	s, err := sim.New(sim.WithStateFile(path), sim.WithProfile(sim.WS2022))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.AddNetwork(cl.Network); err != nil {
+		b.Fatal(err)
+	}
+	for _, ip := range cl.LocalPods {
+		if _, err := s.AddLocalEndpoint(cl.Network.Name, "pod-"+ip.String(), ip); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// churn sends events EndpointSlice updates, one every pace: each moves a remote endpoint of
+// the next slice to a pod address that no other pod uses (slice k's on node 1 + k mod the other
+// nodes), and back when the slices come round again. The agent's work per event does not depend
+// on the pace as long as each event gets a sync of its own (syncs/event near 1).
+func churn(b *testing.B, c client.Client, cl *enginetest.Cluster, slices []*discoveryv1.EndpointSlice, events int, pace time.Duration) {
+	ctx := context.Background()
+	tick := time.NewTicker(pace)
+	defer tick.Stop()
+	// Spread gives each other node about the same number of pods; the moved endpoints take the
+	// addresses after them.
+	nodes := len(cl.Nodes) - 1
+	free := (len(cl.EndpointSlices)*10)/nodes + 1
+	if free+len(slices)/nodes >= 1020 {
+		b.Fatalf("%d nodes have no room for %d more pods each", nodes, len(slices)/nodes+1)
+	}
+	for i := range events {
+		<-tick.C
+		k := i % len(slices)
+		s, orig := slices[k], cl.EndpointSlices[k]
+		for e := range s.Endpoints {
+			if *orig.Endpoints[e].NodeName == cl.NodeName {
+				continue
+			}
+			if i/len(slices)%2 == 1 {
+				s.Endpoints[e].NodeName, s.Endpoints[e].Addresses = orig.Endpoints[e].NodeName, orig.Endpoints[e].Addresses
+			} else {
+				to := 1 + k%nodes
+				s.Endpoints[e].NodeName, s.Endpoints[e].Addresses = new(enginetest.NodeName(to)), []string{cl.PodIPOf(to, free+k/nodes).String()}
+			}
+			break
+		}
+		if err := c.Update(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// settle waits until the agent's syncs stop: two readings of its sync count a second apart agree.
+func settle(b *testing.B, p *fleet.Process) {
+	last := -1.0
+	for range 60 {
+		time.Sleep(time.Second)
+		n := metric(b, p, "winproxy_agent_syncs_total")
+		if n == last {
+			return
+		}
+		last = n
+	}
+	b.Fatal("the agent kept syncing a minute after the last event")
+}
+
+// memory reports the agent's RSS and its live heap: the heap profile's text form forces a
+// collection (gc=1) and ends with the runtime's memory statistics. The simulated host lives in the
+// agent's process here, where on Windows HNS keeps its objects in its own service: its share of
+// the live heap is reported apart (sim-heap-MiB), and heap-MiB is the agent's own. RSS is the
+// whole process's, simulator included.
+func memory(b *testing.B, p *fleet.Process, when string) {
+	heap := filepath.Join(b.TempDir(), "heap")
+	fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap?gc=1&debug=1", 1), heap)
+	text, err := os.ReadFile(heap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	live, sim := statLine(b, string(text), "# HeapAlloc = ")/(1<<20), simShare(string(text))
+	b.ReportMetric(live*(1-sim), "heap-MiB-"+when)
+	b.ReportMetric(live*sim, "sim-heap-MiB-"+when)
+	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" {
+		fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap", 1), path+"."+when+".heap")
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(statLine(b, strings.ReplaceAll(string(status), " kB", ""), "VmRSS:")/1024, "rss-MiB-"+when)
+}
+
+// simShare is the fraction of the live heap the simulated host holds, from the sampled records of
+// a heap profile's text form: those allocated by the host's own methods, which store the HNS
+// objects (the objects' IDs, made by the simulator's callers' calls, count as the agent's). The
+// text form's records are not scaled: a record of n objects of average size s sampled every r
+// bytes stands for 1/(1-exp(-s/r)) times its bytes, as pprof scales them.
+func simShare(profile string) float64 {
+	var all, sim, bytes, rate float64
+	inSim := false // the current record was counted as the simulator's
+	for line := range strings.Lines(profile) {
+		if frame, ok := strings.CutPrefix(line, "#\t"); ok {
+			if !inSim && (strings.Contains(frame, "/agent/hns/sim.(*host).") || strings.Contains(frame, "/agent/hns/sim.hostFromState")) {
+				sim, inSim = sim+bytes, true
+			}
+			continue
+		}
+		if _, err := fmt.Sscanf(line, "heap profile: %d: %d [%d: %d] @ heap/%f", new(int), new(int), new(int), new(int), &rate); err == nil {
+			rate /= 2 // the header says twice the sampling rate
+			continue
+		}
+		// A record's header: "inuse objects: inuse bytes [alloc objects: alloc bytes] @ pcs".
+		var objects float64
+		if _, err := fmt.Sscanf(line, "%f: %f [", &objects, &bytes); err != nil || objects == 0 {
+			bytes = 0
+			continue
+		}
+		if rate > 0 {
+			bytes /= 1 - math.Exp(-bytes/objects/rate)
+		}
+		all, inSim = all+bytes, false
+	}
+	if all == 0 {
+		return 0
+	}
+	return sim / all
+}
+
+// statLine is the number on the line of text that starts with prefix.
+func statLine(b *testing.B, text, prefix string) float64 {
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("no %q in %.200s", prefix, text)
+	return 0
+}
+
+// syncsByMode counts the agent's syncs by result, mode and reason (winproxy_agent_syncs_total).
+func syncsByMode(b *testing.B, p *fleet.Process) map[string]float64 {
+	resp, err := http.Get(p.MetricsURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(text)) {
+		labels, ok := strings.CutPrefix(line, "winproxy_agent_syncs_total{")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(labels, ' ')
+		n, err := strconv.ParseFloat(strings.TrimSpace(labels[i+1:]), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[strings.TrimSuffix(labels[:i], "}")] = n
+	}
+	return out
+}
+
+// logSyncs logs the syncs between two readings of syncsByMode by mode, and returns their number.
+func logSyncs(b *testing.B, when string, before, after map[string]float64) float64 {
+	total := 0.0
+	for mode, n := range after {
+		if n -= before[mode]; n > 0 {
+			b.Logf("%s: %v syncs %s", when, n, mode)
+			total += n
+		}
+	}
+	return total
+}
+
+func metric(b *testing.B, p *fleet.Process, name string) float64 {
+	v, err := p.Metric(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+// fetch GETs url into the file path.
+func fetch(b *testing.B, url, path string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.ReadFrom(resp.Body); err != nil {
+		b.Error(err)
+	}
+}
+
+// cpuOf is the CPU time (user and system) the process has used, from /proc/PID/stat.
+func cpuOf(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("reading /proc/%d/stat: %v %v", pid, err1, err2)
+	}
+	// Clock ticks are 1/100 s on Linux (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
