@@ -24,7 +24,7 @@ const (
 	// RankLocalEndpoints: a Service with a backend on this node: its pods
 	// are here, and so are, most likely, their clients.
 	RankLocalEndpoints Rank = "LocalEndpoints"
-	// RankOther: everything else, in today's order, after the ranks above.
+	// RankOther: everything else, in the phases' order, after the ranks above.
 	RankOther Rank = "Other"
 )
 
