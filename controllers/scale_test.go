@@ -84,7 +84,10 @@ func BenchmarkFleet(b *testing.B) {
 		wpnWrites += c.wpnSpecWrites() - before
 		// The floor, right after the change so that both meet the machine's load alike.
 		c.stop()
-		floor += patchFloor(b, nodes)
+		f := patchFloor(b, nodes)
+		floor += f
+		last := c.writes.lastAt().Sub(start)
+		b.Logf("change %d: last write after %v, the floor %v: %.2fx", i+1, last.Round(time.Millisecond), f.Round(time.Millisecond), last.Seconds()/f.Seconds())
 		c = restartController(b)
 	}
 	b.StopTimer()
@@ -139,9 +142,10 @@ func (c *controller) wpnSpecWrites() int {
 	return n
 }
 
-// floorInFlight is how many patches the floor keeps in flight: about what one HTTP/2 connection
-// to the apiserver carries at once (250 streams by default); fewer were slower on this machine.
-const floorInFlight = 256
+// floorInFlight is how many patches the floor keeps in flight: as many as the controller
+// (writeWorkers). More are not a fairer floor on this machine: 256 at a time were faster in one
+// 1,000-node run and slower in others, and at 5,000 nodes they made the apiserver time out.
+const floorInFlight = writeWorkers
 
 // patchFloor is the time n bare patches of the WindowsProxyNodes scale-0..n-1 take, sent by a
 // client without cache or client-side rate limit, floorInFlight at a time: the apiserver's cost

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -85,7 +86,10 @@ func BenchmarkUpstream(b *testing.B) {
 		for _, nw := range benchNetworks {
 			for _, n := range sizes {
 				c := benchCluster(n, nw)
+				start := time.Now()
 				up, win := benchRuns2(b, ctx, d, c)
+				// A run at 10k takes minutes on a loaded machine: say where it is.
+				fmt.Fprintf(os.Stderr, "%s: %d runs on each side in %v\n", c.Name, *benchRuns, time.Since(start).Round(time.Second))
 				for i, s := range benchScenarios {
 					rows = append(rows, benchRow{network: nw.name, n: n, scenario: s, up: column(up, i), win: column(win, i)})
 				}
