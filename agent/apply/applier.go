@@ -3,8 +3,8 @@
 // in place where HNS supports it, remote endpoints are created before the
 // load balancers that need them and deleted after the last one stopped
 // using them. It only ever deletes or modifies objects that prove to be its
-// own (hns.Owned: an endpoint by its winproxy- name, a load balancer by the
-// content an hns.Ledger entry records), with the single exception winkernel
+// own (ownership.Owned: an endpoint by its winproxy- name, a load balancer by the
+// content an ownership.Ledger entry records), with the single exception winkernel
 // also makes (docs/design/dataplane.md#foreign-load-balancers): a foreign
 // load balancer holding exactly the frontend it must create. A load
 // balancer identical to one it wants is adopted without a call, so a lost
@@ -30,6 +30,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // Applier holds the bookkeeping of what it programmed. It is not safe for
@@ -37,7 +38,7 @@ import (
 type Applier struct {
 	// raw and owned reach HNS through the model, which sees every write.
 	raw   hns.Client
-	owned *hns.Owned
+	owned *ownership.Owned
 	model *model
 	clock clock.PassiveClock
 	base  time.Duration
@@ -92,10 +93,10 @@ func WithClock(c clock.PassiveClock) Option { return func(a *Applier) { a.clock 
 // balancers it creates; reopening the same ledger file after a restart is
 // how the new process recognises those that differ from what it wants now
 // (it adopts identical ones even without it).
-func New(c hns.Client, ledger *hns.Ledger, opts ...Option) *Applier {
+func New(c hns.Client, ledger *ownership.Ledger, opts ...Option) *Applier {
 	m := &model{Client: c}
 	a := &Applier{
-		raw: m, owned: hns.NewOwned(m, ledger), model: m, clock: clock.RealClock{},
+		raw: m, owned: ownership.NewOwned(m, ledger), model: m, clock: clock.RealClock{},
 		// A failed object is retried within seconds, not a sync period: a fault that is gone must
 		// not leave a service without its load balancer for minutes.
 		base: time.Second, max: 10 * time.Second,
@@ -215,13 +216,9 @@ func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string, re
 // finds, between full lists, that someone created or deleted objects (the
 // CNI replacing a pod's endpoint, an admin deleting a load balancer); a
 // change of content in place is found only by a list. False, with no
-// call, when there is nothing to recall. The model's fingerprint follows
-// every write, so the check folds nothing into the model: folding the
-// writes since the last list copies every endpoint and drops the indexes
-// the next event's sync would then build again, a cost that grows with the
-// cluster once a period.
+// call, when there is nothing to recall.
 func (a *Applier) Verify(ctx context.Context) (bool, error) {
-	network, _, _, _, ok := a.model.localView()
+	network, _, _, ok := a.model.recall()
 	if !ok {
 		return false, nil
 	}
@@ -267,7 +264,7 @@ func (a *Applier) observe(ctx context.Context, networkName, hostMAC string) (*Ob
 // noteLedger writes what the ledger holds in memory only, if a write
 // failed before (a full disk that has room again), and reports how far
 // its journal keeps up. A full disk never fails a sync: the ledger goes on
-// in memory (hns.Ledger).
+// in memory (ownership.Ledger).
 func (a *Applier) noteLedger(r *Result) {
 	_ = a.owned.Ledger.Flush() // Status reports the error
 	r.Ledger = a.owned.Ledger.Status()

@@ -20,6 +20,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -34,7 +35,7 @@ const (
 type host struct {
 	t      *testing.T
 	sim    *sim.Sim
-	ledger *hns.Ledger
+	ledger *ownership.Ledger
 	app    *Applier
 	clk    *clocktesting.FakeClock
 	cfg    v1alpha1.ResolvedProxyConfig
@@ -92,7 +93,7 @@ func (h *host) start() {
 		h.t.Fatal(err)
 	}
 	// As the agent on a simulated host does: the host's weather can fill its disk.
-	l, err := hns.OpenLedger(h.ledgerPath, hns.WithWriteFault(s.DiskFault))
+	l, err := ownership.OpenLedger(h.ledgerPath, ownership.WithWriteFault(s.DiskFault))
 	if err != nil {
 		h.t.Fatal(err)
 	}

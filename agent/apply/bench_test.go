@@ -14,8 +14,8 @@ import (
 	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
-	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/internal/benchmeter"
 )
@@ -55,7 +55,7 @@ type node struct {
 	cl         *enginetest.Cluster
 	sim        *sim.Sim
 	ledgerPath string
-	ledger     *hns.Ledger
+	ledger     *ownership.Ledger
 	cache      *engine.Incremental
 	app        *apply.Applier
 	// reads and writes sum the HNS calls of the timed syncs, cpu their
@@ -104,7 +104,7 @@ func (n *node) start() {
 	}
 	n.cache = n.cl.Incremental()
 	n.startTimer()
-	l, err := hns.OpenLedger(n.ledgerPath)
+	l, err := ownership.OpenLedger(n.ledgerPath)
 	if err != nil {
 		n.b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -50,7 +51,7 @@ func TestFirstSyncRanks(t *testing.T) {
 			if tc.dns != "" {
 				opts = append(opts, WithClusterDNS(tc.dns))
 			}
-			ledger, err := hns.OpenLedger("")
+			ledger, err := ownership.OpenLedger("")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +206,7 @@ func firstSync(tb testing.TB, cl *enginetest.Cluster, keyOrder bool, latency tim
 		host.SetVirtualClock(log.clock)
 		host.SetLatency(latency)
 	}
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		tb.Fatal(err)
 	}

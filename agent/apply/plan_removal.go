@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // Removal is what winproxy-agent cleanup did: what it deleted, and what it
@@ -25,7 +26,7 @@ type Removal struct {
 // agent's, and nothing else: winproxy-agent cleanup, the explicit way to
 // remove what winproxy programmed on a host (a sync never removes all).
 // The agent must not be running.
-func Remove(ctx context.Context, c hns.Client, owned *hns.Owned) (Removal, error) {
+func Remove(ctx context.Context, c hns.Client, owned *ownership.Owned) (Removal, error) {
 	var r Removal
 	lbs, err := c.ListLoadBalancers(ctx)
 	if err != nil {
@@ -53,7 +54,7 @@ func Remove(ctx context.Context, c hns.Client, owned *hns.Owned) (Removal, error
 // planRemoveLoadBalancers deletes the load balancers that prove to be the
 // agent's and leaves the recorded ones that do not. It returns the
 // endpoints the load balancers it leaves use.
-func planRemoveLoadBalancers(lbs []hns.LoadBalancer, owned *hns.Owned) ([]op, map[hns.ID]bool) {
+func planRemoveLoadBalancers(lbs []hns.LoadBalancer, owned *ownership.Owned) ([]op, map[hns.ID]bool) {
 	var ops []op
 	inUse := map[hns.ID]bool{}
 	for i := range lbs {
@@ -74,7 +75,7 @@ func planRemoveLoadBalancers(lbs []hns.LoadBalancer, owned *hns.Owned) ([]op, ma
 
 // planRemoveEndpoints deletes the agent's endpoints, except those a load
 // balancer left in place uses (inUse), which it leaves.
-func planRemoveEndpoints(eps []hns.Endpoint, owned *hns.Owned, inUse map[hns.ID]bool) []op {
+func planRemoveEndpoints(eps []hns.Endpoint, owned *ownership.Owned, inUse map[hns.ID]bool) []op {
 	var ops []op
 	for i := range eps {
 		ep := &eps[i]
@@ -91,7 +92,7 @@ func planRemoveEndpoints(eps []hns.Endpoint, owned *hns.Owned, inUse map[hns.ID]
 
 // execute carries out a removal's ops in order; an object already gone
 // counts as deleted, and any other failure ends the removal.
-func (r *Removal) execute(ctx context.Context, owned *hns.Owned, ops []op) error {
+func (r *Removal) execute(ctx context.Context, owned *ownership.Owned, ops []op) error {
 	for _, o := range ops {
 		switch {
 		case o.kind == opDeleteLB:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // removalWorld is what winproxy-agent cleanup's planner reads: what HNS
@@ -22,11 +23,11 @@ type removalWorld struct {
 // plan runs both phases of a removal against w without executing anything.
 func (w removalWorld) plan(t *testing.T) []string {
 	t.Helper()
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owned := hns.NewOwned(sim.MustNew(), ledger)
+	owned := ownership.NewOwned(sim.MustNew(), ledger)
 	for _, lb := range w.recorded {
 		if err := owned.Adopt(lb); err != nil {
 			t.Fatal(err)
@@ -94,11 +95,11 @@ func TestRemoveSettlesIntents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owned := hns.NewOwned(s, ledger)
+	owned := ownership.NewOwned(s, ledger)
 	ep, err := owned.CreateEndpoint(ctx, n.ID, hns.Endpoint{Name: hns.OwnedEndpointName(remoteIP), IPs: []netip.Addr{remoteIP}, Remote: true})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestRemoveSettlesIntents(t *testing.T) {
 	// intent is in the ledger.
 	func() {
 		defer func() { _ = recover() }()
-		_, _ = hns.NewOwned(killedAfterCreate{s}, ledger).CreateLoadBalancer(ctx, hnsLB("", ep.ID))
+		_, _ = ownership.NewOwned(killedAfterCreate{s}, ledger).CreateLoadBalancer(ctx, hnsLB("", ep.ID))
 	}()
 	lbs, _ := s.ListLoadBalancers(ctx)
 	if len(lbs) != 1 || ledger.Has(lbs[0].ID) {

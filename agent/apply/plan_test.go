@@ -12,6 +12,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -93,7 +94,7 @@ func ours(lbs ...hns.LoadBalancer) func(*Applier, *planWorld) {
 // plan.
 func (w planWorld) plan(t *testing.T) ([]string, *Applier) {
 	t.Helper()
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		t.Fatal(err)
 	}

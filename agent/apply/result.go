@@ -6,6 +6,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // Write is a kind of HNS write, for counters.
@@ -78,7 +79,7 @@ type Result struct {
 	// Ledger is how far the ownership ledger's journal keeps up, after the
 	// sync: a full disk leaves changes in memory, which the next syncs
 	// write once it has room. HNS is programmed either way.
-	Ledger hns.LedgerStatus
+	Ledger ownership.LedgerStatus
 }
 
 // LBFailure is a load-balancer write that HNS refused, counted as winkernel

@@ -39,6 +39,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/agent/selectors"
 	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -52,7 +53,7 @@ type Options struct {
 	// HNS is the host's HNS (the Windows adapter or the simulator).
 	HNS hns.Client
 	// Ledger records which HNS objects this agent created.
-	Ledger *hns.Ledger
+	Ledger *ownership.Ledger
 	// HostMAC returns the MAC of the host interface holding the node IP; overlay source-VIP and
 	// service-VIP endpoints carry it. Empty when unknown.
 	HostMAC func(nodeIP netip.Addr) string

@@ -23,7 +23,7 @@ const (
 	Kind       = "HNSDump"
 )
 
-// Owners of HNS objects, as the agent's ownership rules decide (hns.Owned).
+// Owners of HNS objects, as the agent's ownership rules decide (ownership.Owned).
 const (
 	// OwnerWinproxy marks an object that proves to be winproxy's: an endpoint by its winproxy-
 	// name, a load balancer by a ledger entry whose fingerprint matches what HNS holds. Only these
@@ -78,7 +78,7 @@ type Endpoint struct {
 	Owner        string `json:"owner"`
 }
 
-// Owners tells which objects prove to be winproxy's; *hns.Owned answers it as the agent does.
+// Owners tells which objects prove to be winproxy's; *ownership.Owned answers it as the agent does.
 type Owners interface {
 	OwnsLoadBalancer(hns.LoadBalancer) bool
 	OwnsEndpoint(hns.Endpoint) bool

@@ -13,7 +13,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
-// owners proves ownership by ID, standing in for hns.Owned.
+// owners proves ownership by ID, standing in for ownership.Owned.
 type owners map[string]bool
 
 func (o owners) OwnsLoadBalancer(lb hns.LoadBalancer) bool { return o[lb.ID] }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -18,15 +18,15 @@ import (
 func TestOwnershipRecorded(t *testing.T) {
 	const path = `C:\ProgramData\winproxy\owned.ledger`
 	for name, tc := range map[string]struct {
-		ledger     hns.LedgerStatus
+		ledger     ownership.LedgerStatus
 		want       metav1.ConditionStatus
 		reason     string
 		mentioning []string
 	}{
-		"written":   {hns.LedgerStatus{Path: path}, metav1.ConditionTrue, v1alpha1.ReasonLedgerWritten, []string{path}},
-		"disk full": {hns.LedgerStatus{Path: path, Unsaved: 7, WriteErr: syscall.ENOSPC}, metav1.ConditionFalse, v1alpha1.ReasonLedgerNotWritable, []string{path, "no space left on device", "7 changes"}},
-		"space low": {hns.LedgerStatus{Path: path, SpaceErr: syscall.ENOSPC}, metav1.ConditionTrue, v1alpha1.ReasonLedgerSpaceLow, []string{path, "no space left on device"}},
-		"in memory": {hns.LedgerStatus{}, "", "", nil},
+		"written":   {ownership.LedgerStatus{Path: path}, metav1.ConditionTrue, v1alpha1.ReasonLedgerWritten, []string{path}},
+		"disk full": {ownership.LedgerStatus{Path: path, Unsaved: 7, WriteErr: syscall.ENOSPC}, metav1.ConditionFalse, v1alpha1.ReasonLedgerNotWritable, []string{path, "no space left on device", "7 changes"}},
+		"space low": {ownership.LedgerStatus{Path: path, SpaceErr: syscall.ENOSPC}, metav1.ConditionTrue, v1alpha1.ReasonLedgerSpaceLow, []string{path, "no space left on device"}},
+		"in memory": {ownership.LedgerStatus{}, "", "", nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := programmedReport(time.Unix(1_700_000_000, 0))

@@ -19,6 +19,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/conditions"
 	"github.com/winproxy/winproxy/internal/nodesummary"
@@ -182,7 +183,7 @@ func setProgrammed(c conditions.Setter, e engine.Effective, s Sync) bool {
 
 // setOwnership sets OwnershipRecorded from how far the ledger's journal keeps up. An in-memory
 // ledger (a plan) says nothing of the node's disk: the condition is left as it was.
-func setOwnership(c conditions.Setter, l hns.LedgerStatus) {
+func setOwnership(c conditions.Setter, l ownership.LedgerStatus) {
 	switch {
 	case l.Path == "":
 	case l.WriteErr != nil:

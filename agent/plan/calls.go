@@ -12,6 +12,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // Call is one HNS write the agent would make against the dumped host.
@@ -78,11 +79,11 @@ func against(d *hnsdump.Dump, networkName, hostMAC string, in engine.Input) (*ho
 		owners[hns.IDOf(ep.ID)] = ep.Owner
 	}
 	host := sim.MustNew(sim.WithState(st))
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		return nil, err
 	}
-	owned := hns.NewOwned(host, ledger)
+	owned := ownership.NewOwned(host, ledger)
 	for _, lb := range d.LoadBalancers {
 		if lb.Owner == hnsdump.OwnerWinproxy {
 			if err := owned.Adopt(lb.LoadBalancer); err != nil {

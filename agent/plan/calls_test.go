@@ -12,6 +12,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // exampleHost is the host of docs/examples/plan-overlay-dsr.yaml as a simulator: the vxlan0
@@ -44,13 +45,13 @@ func exampleHost(t *testing.T, kubeProxy bool) (*sim.Sim, hnsdump.Host) {
 }
 
 // dumpOf dumps the simulated host as `hns dump --network vxlan0 -o json` would.
-func dumpOf(t *testing.T, s *sim.Sim, host hnsdump.Host, ledger *hns.Ledger) *hnsdump.Dump {
+func dumpOf(t *testing.T, s *sim.Sim, host hnsdump.Host, ledger *ownership.Ledger) *hnsdump.Dump {
 	t.Helper()
 	ctx := context.Background()
 	n, _ := s.GetNetworkByName(ctx, "vxlan0")
 	lbs, _ := s.ListLoadBalancers(ctx)
 	eps, _ := s.ListEndpoints(ctx, n.ID)
-	return hnsdump.New(host, []hns.Network{n}, lbs, eps, hns.NewOwned(s, ledger))
+	return hnsdump.New(host, []hns.Network{n}, lbs, eps, ownership.NewOwned(s, ledger))
 }
 
 // exampleWithDump is the documented example with the host given as a dump instead.
@@ -73,7 +74,7 @@ func exampleWithDump(t *testing.T, d *hnsdump.Dump) *File {
 // does, creates the rest, and leaves the other foreign one and the pods' endpoints alone.
 func TestPlanAgainstAKubeProxyHost(t *testing.T) {
 	s, host := exampleHost(t, true)
-	ledger, _ := hns.OpenLedger("")
+	ledger, _ := ownership.OpenLedger("")
 	d := dumpOf(t, s, host, ledger)
 	p, err := Build(exampleWithDump(t, d))
 	if err != nil {
@@ -121,7 +122,7 @@ func TestPlanAgainstAKubeProxyHost(t *testing.T) {
 func TestPlanAgainstWhatTheAgentProgrammed(t *testing.T) {
 	ctx := context.Background()
 	s, host := exampleHost(t, false)
-	ledger, _ := hns.OpenLedger("")
+	ledger, _ := ownership.OpenLedger("")
 	f := exampleWithDump(t, dumpOf(t, s, host, ledger))
 	in, _, err := f.Input()
 	if err != nil {
@@ -177,7 +178,7 @@ func TestPlanAgainstWhatTheAgentProgrammed(t *testing.T) {
 
 func TestPlanRefusesADumpWithoutTheNetwork(t *testing.T) {
 	s, host := exampleHost(t, false)
-	ledger, _ := hns.OpenLedger("")
+	ledger, _ := ownership.OpenLedger("")
 	d := dumpOf(t, s, host, ledger)
 	d.Networks = nil
 	_, err := Build(exampleWithDump(t, d))

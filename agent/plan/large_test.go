@@ -10,6 +10,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // largeDump is the example host's dump with n foreign load balancers more (each on its own
@@ -17,7 +18,7 @@ import (
 // kube-proxy programmed would be: what a 65 MB dump of 200k load balancers holds.
 func largeDump(t testing.TB, n int) *File {
 	s, host := exampleHost(t.(*testing.T), true)
-	ledger, _ := hns.OpenLedger("")
+	ledger, _ := ownership.OpenLedger("")
 	d := dumpOf(t.(*testing.T), s, host, ledger)
 	nets := d.Networks[0].ID
 	eps := max(n/2, 1)

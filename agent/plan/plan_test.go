@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -195,7 +195,7 @@ func TestStatusIsWhatTheAgentWrites(t *testing.T) {
 
 	// The agent's applier on a host without winproxy's objects programs what the plan assumes.
 	s, host := exampleHost(t, false)
-	ledger, _ := hns.OpenLedger("")
+	ledger, _ := ownership.OpenLedger("")
 	got, err := Build(exampleWithDump(t, dumpOf(t, s, host, ledger)))
 	if err != nil {
 		t.Fatal(err)

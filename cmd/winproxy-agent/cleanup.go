@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/winproxy/winproxy/agent/apply"
-	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 func newCleanupCommand() *cobra.Command {
@@ -29,7 +29,7 @@ Stop the agent first.`,
 				return err
 			}
 			defer h.close()
-			r, err := apply.Remove(context.Background(), h.client, hns.NewOwned(h.client, ledger))
+			r, err := apply.Remove(context.Background(), h.client, ownership.NewOwned(h.client, ledger))
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // TestCleanupRemovesOnlyWhatTheAgentCreated runs `winproxy-agent cleanup` on a simulated host
@@ -39,11 +40,11 @@ func TestCleanupRemovesOnlyWhatTheAgentCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := hns.OpenLedger(state + ".owned")
+	ledger, err := ownership.OpenLedger(state + ".owned")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owned := hns.NewOwned(s, ledger)
+	owned := ownership.NewOwned(s, ledger)
 	remote, err := owned.CreateEndpoint(ctx, n.ID, hns.Endpoint{IPs: []netip.Addr{netip.MustParseAddr("10.244.2.5")}, Remote: true})
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +99,11 @@ func TestCleanupLeavesWhatItCannotProve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := hns.OpenLedger(state + ".owned")
+	ledger, err := ownership.OpenLedger(state + ".owned")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owned := hns.NewOwned(s, ledger)
+	owned := ownership.NewOwned(s, ledger)
 	endpoint := func(networkID, ip string) hns.Endpoint {
 		ep, err := owned.CreateEndpoint(ctx, networkID, hns.Endpoint{IPs: []netip.Addr{netip.MustParseAddr(ip)}, Remote: true})
 		if err != nil {

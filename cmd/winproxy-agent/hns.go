@@ -9,6 +9,7 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/internal/termsafe"
 )
 
@@ -65,7 +66,7 @@ func dump(ctx context.Context, hf *hnsFlags, network string) (*hnsdump.Dump, err
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := hns.ReadLedger(path)
+	ledger, err := ownership.ReadLedger(path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,5 +95,5 @@ func dump(ctx context.Context, hf *hnsFlags, network string) (*hnsdump.Dump, err
 	if !h.simulated {
 		host.Interfaces = hostInterfaces()
 	}
-	return hnsdump.New(host, networks, lbs, eps, hns.NewOwned(h.client, ledger)), nil
+	return hnsdump.New(host, networks, lbs, eps, ownership.NewOwned(h.client, ledger)), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // migratingHost is a simulated host in the middle of a move from kube-proxy: the CNI's network
@@ -43,12 +44,12 @@ func migratingHost(t *testing.T) string {
 	if _, err := s.AddLoadBalancer(lb("10.0.0.100", pod.ID)); err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := hns.OpenLedger(state + ".owned")
+	ledger, err := ownership.OpenLedger(state + ".owned")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ledger.Close()
-	owned := hns.NewOwned(s, ledger)
+	owned := ownership.NewOwned(s, ledger)
 	remote, err := owned.CreateEndpoint(ctx, n.ID, hns.Endpoint{IPs: []netip.Addr{netip.MustParseAddr("10.244.2.5")}, Remote: true})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 // hnsFlags select the HNS the agent talks to: the host's (Windows) or a simulated host persisted
@@ -22,7 +23,6 @@ import (
 type hnsFlags struct {
 	kind     string
 	simState string
-	inMemory bool
 	profile  string
 	stateDir string
 }
@@ -34,7 +34,6 @@ func (f *hnsFlags) register(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&f.kind, "hns", def, "HNS to program: windows (the host's HNS) or sim (a simulated host)")
 	fs.StringVar(&f.simState, "hns-sim-state", "", "with --hns=sim: file holding the simulated host, shared by every process that opens it")
-	fs.BoolVar(&f.inMemory, "hns-sim-in-memory", false, "with --hns=sim: read --hns-sim-state once and keep the host in this process's memory, saving nothing (for measuring an agent on a host of a hundred thousand objects)")
 	fs.StringVar(&f.profile, "hns-sim-profile", "ws2022", "with --hns=sim: Windows Server profile of a new simulated host (ws2019, ws2022, ws2025)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created, on Windows restricted to SYSTEM and Administrators (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
 }
@@ -64,11 +63,7 @@ func (f *hnsFlags) open() (*host, error) {
 		if err != nil {
 			return nil, err
 		}
-		state := sim.WithStateFile(f.simState)
-		if f.inMemory {
-			state = sim.WithStateFileInMemory(f.simState)
-		}
-		s, err := sim.New(state, sim.WithProfile(profile))
+		s, err := sim.New(sim.WithStateFile(f.simState), sim.WithProfile(profile))
 		if err != nil {
 			return nil, fmt.Errorf("opening the simulated host %s: %w", f.simState, err)
 		}
@@ -88,19 +83,19 @@ func (f *hnsFlags) open() (*host, error) {
 }
 
 // openOwned opens the HNS and the ledger of what this agent created; close releases both.
-func (f *hnsFlags) openOwned() (*host, *hns.Ledger, error) {
+func (f *hnsFlags) openOwned() (*host, *ownership.Ledger, error) {
 	h, err := f.open()
 	if err != nil {
 		return nil, nil, err
 	}
 	path, err := f.ledgerPath()
 	if err == nil {
-		var ledger *hns.Ledger
-		var opts []hns.LedgerOption
+		var ledger *ownership.Ledger
+		var opts []ownership.LedgerOption
 		if h.diskFault != nil {
-			opts = append(opts, hns.WithWriteFault(h.diskFault))
+			opts = append(opts, ownership.WithWriteFault(h.diskFault))
 		}
-		if ledger, err = hns.OpenLedger(path, opts...); err == nil {
+		if ledger, err = ownership.OpenLedger(path, opts...); err == nil {
 			closeHost := h.close
 			h.close = func() { _ = ledger.Close(); closeHost() }
 			return h, ledger, nil
@@ -141,7 +136,7 @@ func (f *hnsFlags) ledgerPath() (string, error) {
 	}
 	// Whoever can write the ledger decides what the agent may delete: on Windows the folder is
 	// SYSTEM's and the Administrators' only.
-	if err := hns.SecureLedgerDir(dir); err != nil {
+	if err := ownership.SecureLedgerDir(dir); err != nil {
 		return "", err
 	}
 	return path, nil

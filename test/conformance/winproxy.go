@@ -20,6 +20,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/agent/syncmode"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/featuregate"
@@ -44,7 +45,7 @@ type winproxyRun struct {
 	// (the engine against Compute, a second sync) are left out of it.
 	measured bool
 	inHost   time.Duration // time spent inside host, when measured
-	ledger   *hns.Ledger
+	ledger   *ownership.Ledger
 	applier  *apply.Applier
 	cache    *engine.Incremental
 	services map[string]*corev1.Service
@@ -75,7 +76,7 @@ func runWinproxy(ctx context.Context, c *Cluster) (*Result, error) {
 	if _, err := host.AddNetwork(n); err != nil {
 		return nil, err
 	}
-	ledger, err := hns.OpenLedger("")
+	ledger, err := ownership.OpenLedger("")
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func idEnumerationAnswer(t *testing.T, h *host) {
 
 // deleteOfMissingObjects deletes a load balancer and an endpoint that do not exist (one never
 // did, one was just deleted) and records HNS's exact answer: winproxy counts any answer as done
-// once a lookup by ID does not find the object (hns.Owned), but the code belongs in
+// once a lookup by ID does not find the object (ownership.Owned), but the code belongs in
 // docs/windows.md.
 func deleteOfMissingObjects(t *testing.T, h *host) {
 	ep := h.remote("backend", remote4(9))

@@ -169,7 +169,7 @@ var claims = []Claim{
 	{
 		ID:     "assume-delete-missing",
 		Says:   "Assumption: deleting a load balancer or an endpoint that does not exist is not-found (0x490 or 0x803B0002). winproxy no longer depends on it: on any other code it looks the object up by ID and counts it deleted if HNS no longer has it.",
-		Source: "No source: winkernel looks the object up before it deletes (hns.go deleteLoadBalancer, deleteEndpoint); winproxy's hns.Owned checks by ID after an unexplained failure. The case logs the code HNS answers.",
+		Source: "No source: winkernel looks the object up before it deletes (hns.go deleteLoadBalancer, deleteEndpoint); winproxy's ownership.Owned checks by ID after an unexplained failure. The case logs the code HNS answers.",
 	},
 }
 

@@ -162,7 +162,7 @@ type Weather struct {
 }
 
 // DiskFault is the write fault of the ownership ledger of an agent on this host
-// (hns.WithWriteFault): "no space left on device" while the host's Weather says its disk is full.
+// (ownership.WithWriteFault): "no space left on device" while the host's Weather says its disk is full.
 func (s *Sim) DiskFault() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

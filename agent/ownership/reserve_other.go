@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package hns
+package ownership
 
 import (
 	"errors"

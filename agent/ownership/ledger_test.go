@@ -1,4 +1,4 @@
-package hns
+package ownership
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
 
 // The journal never holds more than twice as many lines as live entries
@@ -63,7 +65,7 @@ func TestLedgerCompactsPastTwiceTheLiveSet(t *testing.T) {
 // compaction would shorten it: an agent may be appending to it.
 func TestReadLedgerChangesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "owned")
-	lb := LoadBalancer{ID: "LB-1", PortMapping: PortMapping{Protocol: ProtocolTCP, InternalPort: 80, ExternalPort: 80}}
+	lb := hns.LoadBalancer{ID: "LB-1", PortMapping: hns.PortMapping{Protocol: hns.ProtocolTCP, InternalPort: 80, ExternalPort: 80}}
 	journal := fmt.Sprintf("+L LB-1 %s\n+L LB-2 %s\n-L LB-2\n", fingerprint(lb), fingerprint(lb))
 	if err := os.WriteFile(path, []byte(journal), 0o600); err != nil {
 		t.Fatal(err)

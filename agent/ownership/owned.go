@@ -1,4 +1,4 @@
-package hns
+package ownership
 
 import (
 	"context"
@@ -6,26 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
-
-// EndpointNamePrefix marks the endpoints winproxy creates, visible in HNS.
-// HNS keeps an endpoint's name for its lifetime and offers no way to change
-// it, so the name is the proof that an endpoint is winproxy's: the ledger
-// does not record endpoints.
-const EndpointNamePrefix = "winproxy-"
-
-// OwnedEndpointName is the name winproxy gives an endpoint it creates for ip.
-func OwnedEndpointName(ip netip.Addr) string { return EndpointNamePrefix + ip.String() }
-
-// HasOwnedName reports whether ep carries winproxy's name prefix.
-func HasOwnedName(ep Endpoint) bool { return strings.HasPrefix(ep.Name, EndpointNamePrefix) }
 
 // Owned enforces ownership on the writes the agent makes. Every delete or
 // modify takes the object as the caller listed it and is refused
-// (ErrNotOwned, without reaching HNS) unless that object proves to be
+// (hns.ErrNotOwned, without reaching HNS) unless that object proves to be
 // winproxy's: an endpoint by its winproxy- name, a load balancer by a ledger
 // entry whose fingerprint matches its content. An ID alone is never enough,
 // so a stale or forged ledger entry cannot delete a stranger's object, and
@@ -35,46 +24,46 @@ func HasOwnedName(ep Endpoint) bool { return strings.HasPrefix(ep.Name, Endpoint
 // list and the write. The window is one sync, and only the admin or another
 // proxy, which can delete the object anyway, can change it.
 type Owned struct {
-	c      Client
+	c      hns.Client
 	Ledger *Ledger
 }
 
 // NewOwned wraps c with ownership enforcement backed by l.
-func NewOwned(c Client, l *Ledger) *Owned { return &Owned{c: c, Ledger: l} }
+func NewOwned(c hns.Client, l *Ledger) *Owned { return &Owned{c: c, Ledger: l} }
 
 // OwnsLoadBalancer reports whether lb, as listed, is winproxy's: recorded,
 // with a content the agent created or last wrote.
-func (o *Owned) OwnsLoadBalancer(lb LoadBalancer) bool {
+func (o *Owned) OwnsLoadBalancer(lb hns.LoadBalancer) bool {
 	return o.Ledger.proves(lb)
 }
 
 // OwnsEndpoint reports whether winproxy created ep: it carries the
 // winproxy- name.
-func (o *Owned) OwnsEndpoint(ep Endpoint) bool { return HasOwnedName(ep) }
+func (o *Owned) OwnsEndpoint(ep hns.Endpoint) bool { return hns.HasOwnedName(ep) }
 
 // CreateEndpoint names the endpoint winproxy-<first IP> unless it already
 // carries the prefix, and creates it.
-func (o *Owned) CreateEndpoint(ctx context.Context, networkID string, ep Endpoint) (Endpoint, error) {
-	if !HasOwnedName(ep) {
+func (o *Owned) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	if !hns.HasOwnedName(ep) {
 		suffix := ep.Name
 		if suffix == "" && len(ep.IPs) > 0 {
 			suffix = ep.IPs[0].String()
 		}
-		ep.Name = EndpointNamePrefix + suffix
+		ep.Name = hns.EndpointNamePrefix + suffix
 	}
 	return o.c.CreateEndpoint(ctx, networkID, ep)
 }
 
 // DeleteEndpoint deletes ep, as listed, if it is winproxy's. A delete that fails with a code that
 // does not say why is checked by ID (goneAnyway): an endpoint HNS no longer has is deleted.
-func (o *Owned) DeleteEndpoint(ctx context.Context, ep Endpoint) error {
+func (o *Owned) DeleteEndpoint(ctx context.Context, ep hns.Endpoint) error {
 	if !o.OwnsEndpoint(ep) {
-		return &Error{Op: OpDeleteEndpoint, ID: ep.ID, Kind: ErrNotOwned}
+		return &hns.Error{Op: hns.OpDeleteEndpoint, ID: ep.ID, Kind: hns.ErrNotOwned}
 	}
 	err := o.c.DeleteEndpoint(ctx, ep.ID)
-	return goneAnyway(OpDeleteEndpoint, ep.ID, err, ErrEndpointNotFound, func() (bool, error) {
+	return goneAnyway(hns.OpDeleteEndpoint, ep.ID, err, hns.ErrEndpointNotFound, func() (bool, error) {
 		ids, lerr := o.c.ListEndpointIDs(ctx, ep.NetworkID)
-		return slices.ContainsFunc(ids, func(id string) bool { return SameID(id, ep.ID) }), lerr
+		return slices.ContainsFunc(ids, func(id string) bool { return hns.SameID(id, ep.ID) }), lerr
 	})
 }
 
@@ -84,14 +73,14 @@ func (o *Owned) DeleteEndpoint(ctx context.Context, ep Endpoint) error {
 // happened (not found, HNS not running, a timeout, the caller gave up) is returned as it is; for
 // any other, exists looks the object up by ID, and an object HNS no longer has is reported as not
 // found (the original error kept as the cause), which every caller takes as deleted.
-func goneAnyway(op Op, id string, err, notFound error, exists func() (bool, error)) error {
-	if err == nil || IsNotFound(err) || IsHNSNotRunning(err) || IsTimeout(err) || ctxErr(err) {
+func goneAnyway(op hns.Op, id string, err, notFound error, exists func() (bool, error)) error {
+	if err == nil || hns.IsNotFound(err) || hns.IsHNSNotRunning(err) || hns.IsTimeout(err) || ctxErr(err) {
 		return err
 	}
 	if there, lerr := exists(); lerr != nil || there {
 		return err
 	}
-	return &Error{Op: op, ID: id, Kind: notFound, Err: err}
+	return &hns.Error{Op: op, ID: id, Kind: notFound, Err: err}
 }
 
 func ctxErr(err error) bool {
@@ -103,14 +92,14 @@ func ctxErr(err error) bool {
 // be killed before the ID is, Settle can still tell the LB from a
 // stranger's, which HNS offers no tag for. A create that timed out may
 // still be carried out, so its intent is kept for the next Settle.
-func (o *Owned) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error) {
+func (o *Owned) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	intent := fingerprint(lb)
 	if err := o.Ledger.change(entry{op: '+', kind: lineIntent, id: intent}); err != nil {
-		return LoadBalancer{}, err
+		return hns.LoadBalancer{}, err
 	}
 	created, err := o.c.CreateLoadBalancer(ctx, lb)
 	if err != nil {
-		if IsTimeout(err) {
+		if hns.IsTimeout(err) {
 			return created, err
 		}
 		if ferr := o.Ledger.change(entry{op: '-', kind: lineIntent, id: intent}); ferr != nil {
@@ -132,17 +121,17 @@ func (o *Owned) CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBa
 // also the content HNS returned: a kill or a timeout in between, or an HNS
 // that accepts a modify without carrying it out (k/k #131466), leaves a
 // content the entry still proves. The next modify narrows it again.
-func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want LoadBalancer) (LoadBalancer, error) {
+func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want hns.LoadBalancer) (hns.LoadBalancer, error) {
 	have := fingerprint(cur)
 	if !o.Ledger.recordedWith(cur.ID, have) {
-		return LoadBalancer{}, &Error{Op: OpModifyLoadBalancer, ID: cur.ID, Kind: ErrNotOwned}
+		return hns.LoadBalancer{}, &hns.Error{Op: hns.OpModifyLoadBalancer, ID: cur.ID, Kind: hns.ErrNotOwned}
 	}
 	proofs := []string{have}
 	if p := fingerprint(want); p != have {
 		proofs = append(proofs, p)
 	}
 	if err := o.Ledger.change(entry{op: '+', kind: lineLoadBalancer, id: cur.ID, proofs: proofs}); err != nil {
-		return LoadBalancer{}, err
+		return hns.LoadBalancer{}, err
 	}
 	got, err := o.c.ModifyLoadBalancer(ctx, cur.ID, want)
 	if err != nil {
@@ -160,18 +149,18 @@ func (o *Owned) ModifyLoadBalancer(ctx context.Context, cur, want LoadBalancer) 
 // DeleteLoadBalancer deletes cur, as listed, if it is winproxy's. A
 // not-found answer also drops it from the ledger: it is gone either way. A
 // failure that does not say why is checked by ID (goneAnyway).
-func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur LoadBalancer) error {
+func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur hns.LoadBalancer) error {
 	if !o.OwnsLoadBalancer(cur) {
-		return &Error{Op: OpDeleteLoadBalancer, ID: cur.ID, Kind: ErrNotOwned}
+		return &hns.Error{Op: hns.OpDeleteLoadBalancer, ID: cur.ID, Kind: hns.ErrNotOwned}
 	}
-	err := goneAnyway(OpDeleteLoadBalancer, cur.ID, o.c.DeleteLoadBalancer(ctx, cur.ID), ErrLoadBalancerNotFound, func() (bool, error) {
+	err := goneAnyway(hns.OpDeleteLoadBalancer, cur.ID, o.c.DeleteLoadBalancer(ctx, cur.ID), hns.ErrLoadBalancerNotFound, func() (bool, error) {
 		_, gerr := o.c.GetLoadBalancer(ctx, cur.ID)
-		if IsNotFound(gerr) {
+		if hns.IsNotFound(gerr) {
 			return false, nil
 		}
 		return gerr == nil, gerr
 	})
-	if err == nil || IsNotFound(err) {
+	if err == nil || hns.IsNotFound(err) {
 		if ferr := o.Ledger.Forget(cur.ID); ferr != nil {
 			return errors.Join(err, ferr)
 		}
@@ -185,7 +174,7 @@ func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur LoadBalancer) error 
 // alternative, replacing it because it holds that frontend
 // (docs/design/dataplane.md#foreign-load-balancers), ends in the same state
 // after a delete and a create.
-func (o *Owned) Adopt(lb LoadBalancer) error {
+func (o *Owned) Adopt(lb hns.LoadBalancer) error {
 	return o.Ledger.change(entry{op: '+', kind: lineLoadBalancer, id: lb.ID, proofs: []string{fingerprint(lb)}})
 }
 
@@ -202,7 +191,7 @@ func (o *Owned) Disown(id string) error { return o.Ledger.Forget(id) }
 // The other intents were never carried out and are dropped, and so are the
 // entries of LBs HNS no longer has. It makes no HNS call, and in the usual
 // sync (no intent, nothing gone) neither allocates nor hashes.
-func (o *Owned) Settle(listed []LoadBalancer) (adopted int, err error) {
+func (o *Owned) Settle(listed []hns.LoadBalancer) (adopted int, err error) {
 	l := o.Ledger
 	if l.pendingIntents() {
 		if adopted, err = o.adoptIntended(listed); err != nil {
@@ -215,7 +204,7 @@ func (o *Owned) Settle(listed []LoadBalancer) (adopted int, err error) {
 // adoptIntended records the listed LBs not proven winproxy's whose content
 // matches a pending intent, then drops every intent. An LB matching no
 // intent stays as it is.
-func (o *Owned) adoptIntended(listed []LoadBalancer) (int, error) {
+func (o *Owned) adoptIntended(listed []hns.LoadBalancer) (int, error) {
 	l := o.Ledger
 	adopted := 0
 	for _, lb := range listed {
@@ -235,7 +224,7 @@ func (o *Owned) adoptIntended(listed []LoadBalancer) (int, error) {
 // sameContent reports whether a and b are exactly alike, the ID excepted:
 // HNS usually answers a write with what it was asked, which then needs no
 // second fingerprint.
-func sameContent(a, b LoadBalancer) bool {
+func sameContent(a, b hns.LoadBalancer) bool {
 	return slices.Equal(a.FrontendVIPs, b.FrontendVIPs) && a.PortMapping == b.PortMapping && a.Flags == b.Flags &&
 		a.SourceVIP == b.SourceVIP && slices.Equal(a.BackendEndpointIDs, b.BackendEndpointIDs)
 }
@@ -245,7 +234,7 @@ func sameContent(a, b LoadBalancer) bool {
 // LB flags, source VIP and backends. A hash, so that an LB of many backends
 // is one short line; the same function as the create intents of earlier
 // versions, so that their pending intents keep their meaning.
-func fingerprint(lb LoadBalancer) string {
+func fingerprint(lb hns.LoadBalancer) string {
 	ids := make([]string, len(lb.BackendEndpointIDs))
 	for i, id := range lb.BackendEndpointIDs {
 		ids[i] = normID(id) // HNS keeps neither case nor, everywhere, order

@@ -1,4 +1,4 @@
-package hns
+package ownership
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
 
 // Journal line kinds.
@@ -279,7 +281,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func normID(id string) string { return string(IDOf(strings.TrimSpace(id))) }
+func normID(id string) string { return string(hns.IDOf(strings.TrimSpace(id))) }
 
 // lookup finds id's entry. It is called for listed objects on every sync,
 // so it looks id up as it is first: stored IDs are normalised, and HNS
@@ -306,7 +308,7 @@ func (l *Ledger) Has(id string) bool {
 
 // proves reports whether lb, as listed, is recorded with the fingerprint
 // of its content. An unrecorded LB is not hashed.
-func (l *Ledger) proves(lb LoadBalancer) bool {
+func (l *Ledger) proves(lb hns.LoadBalancer) bool {
 	l.mu.Lock()
 	proofs, _ := l.lookup(lb.ID)
 	l.mu.Unlock()
@@ -360,7 +362,7 @@ func (l *Ledger) dropIntents() error {
 // forgetUnlisted drops the entries of LBs missing from listed, a full list
 // of the host's. Counting the recorded LBs listed first keeps the usual
 // case, where none is missing, free of allocations.
-func (l *Ledger) forgetUnlisted(listed []LoadBalancer) error {
+func (l *Ledger) forgetUnlisted(listed []hns.LoadBalancer) error {
 	l.mu.Lock()
 	recorded := 0
 	for i := range listed {

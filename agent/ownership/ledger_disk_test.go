@@ -1,4 +1,4 @@
-package hns
+package ownership
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
 
 // fullDisk is a write fault that a test turns on and off.
@@ -33,7 +35,7 @@ func TestLedgerFullDiskKeepsChangesInMemoryUntilSpaceReturns(t *testing.T) {
 	}
 	host := &recordingClient{}
 	owned := NewOwned(host, l)
-	create := func(i int) LoadBalancer {
+	create := func(i int) hns.LoadBalancer {
 		t.Helper()
 		lb, err := owned.CreateLoadBalancer(context.Background(), testLB(i))
 		if err != nil {
@@ -43,7 +45,7 @@ func TestLedgerFullDiskKeepsChangesInMemoryUntilSpaceReturns(t *testing.T) {
 	}
 	before := create(0)
 	disk.on.Store(true)
-	var during []LoadBalancer
+	var during []hns.LoadBalancer
 	for i := 1; i <= 20; i++ {
 		during = append(during, create(i))
 	}
@@ -110,18 +112,18 @@ func TestLedgerOpensOnAFullDisk(t *testing.T) {
 	}
 }
 
-func testLB(i int) LoadBalancer {
-	return LoadBalancer{FrontendVIPs: nil, PortMapping: PortMapping{Protocol: ProtocolTCP, InternalPort: 8080, ExternalPort: uint16(30000 + i)}}
+func testLB(i int) hns.LoadBalancer {
+	return hns.LoadBalancer{FrontendVIPs: nil, PortMapping: hns.PortMapping{Protocol: hns.ProtocolTCP, InternalPort: 8080, ExternalPort: uint16(30000 + i)}}
 }
 
 // recordingClient creates load balancers with sequential IDs and deletes anything; the ledger's
 // tests need no more of HNS.
 type recordingClient struct {
-	Client
+	hns.Client
 	n int
 }
 
-func (c *recordingClient) CreateLoadBalancer(_ context.Context, lb LoadBalancer) (LoadBalancer, error) {
+func (c *recordingClient) CreateLoadBalancer(_ context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	c.n++
 	lb.ID = fmt.Sprintf("LB-%04d", c.n)
 	return lb, nil

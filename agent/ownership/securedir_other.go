@@ -1,6 +1,6 @@
 //go:build !windows
 
-package hns
+package ownership
 
 // SecureLedgerDir restricts the ledger's folder on Windows; elsewhere the
 // agent runs only against the simulator, whose files the user's own umask

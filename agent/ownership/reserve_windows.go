@@ -1,4 +1,4 @@
-package hns
+package ownership
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package hns_test
+package ownership_test
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/ownership"
 )
 
 var ctx = context.Background()
 
-func newOwnedHost(t *testing.T, ledgerPath string, s *sim.Sim) (*hns.Owned, hns.Network, hns.Endpoint) {
+func newOwnedHost(t *testing.T, ledgerPath string, s *sim.Sim) (*ownership.Owned, hns.Network, hns.Endpoint) {
 	t.Helper()
-	l, err := hns.OpenLedger(ledgerPath)
+	l, err := ownership.OpenLedger(ledgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func newOwnedHost(t *testing.T, ledgerPath string, s *sim.Sim) (*hns.Owned, hns.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hns.NewOwned(s, l), n, pod
+	return ownership.NewOwned(s, l), n, pod
 }
 
 func newSim(t *testing.T, opts ...sim.Option) *sim.Sim {
@@ -82,7 +83,7 @@ func TestLedgerJournal(t *testing.T) {
 	f.WriteString("+L half")
 	f.Close()
 
-	l, err := hns.OpenLedger(path)
+	l, err := ownership.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestLedgerJournal(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "+L "+lb.ID+" ") || len(strings.Fields(lines[0])) != 3 || lines[1] != "+L OLD-LB" {
 		t.Errorf("compacted journal:\n%s", b)
 	}
-	o2 := hns.NewOwned(s, l)
+	o2 := ownership.NewOwned(s, l)
 	if !o2.OwnsLoadBalancer(listed(t, s, lb.ID)) {
 		t.Error("the LB created before the restart is not proven the agent's")
 	}
@@ -285,7 +286,7 @@ func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
 	// A stranger's LB, identical to what we are about to create elsewhere.
 	stranger, _ := s.AddLoadBalancer(lbOn("10.96.0.11", pod.ID))
 
-	killed := hns.NewOwned(crashAfterCreate{s}, o.Ledger)
+	killed := ownership.NewOwned(crashAfterCreate{s}, o.Ledger)
 	func() {
 		defer func() { recover() }()
 		killed.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
@@ -297,7 +298,7 @@ func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
 	o.Ledger.Close()
 
 	// Compaction keeps the pending intent.
-	l, err := hns.OpenLedger(path)
+	l, err := ownership.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestLedgerIntentProvesAnUnrecordedCreate(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "+I ") {
 		t.Fatalf("compacted journal:\n%s", b)
 	}
-	o2 := hns.NewOwned(s, l)
+	o2 := ownership.NewOwned(s, l)
 	lbs, _ := s.ListLoadBalancers(ctx)
 	s.Reset()
 	n, err := o2.Settle(lbs)
