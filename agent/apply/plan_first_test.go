@@ -164,24 +164,36 @@ func criticalSlice(svc *corev1.Service, targets []int32, ips []netip.Addr, nodes
 	return s
 }
 
-// created is a load balancer HNS created, and when (on the simulator's
-// virtual clock, if it has one).
+// created is a load balancer HNS created, when (on the simulator's
+// virtual clock, if it has one), and how many endpoints HNS had created by
+// then.
 type created struct {
-	vip netip.Addr
-	at  time.Duration
+	vip       netip.Addr
+	at        time.Duration
+	endpoints int
 }
 
-// lbLog is an HNS that logs the load balancers it creates, in order.
+// lbLog is an HNS that logs the load balancers it creates, in order, and
+// counts the endpoints.
 type lbLog struct {
 	hns.Client
-	clock   *sim.VirtualClock
-	created []created
+	clock     *sim.VirtualClock
+	created   []created
+	endpoints int
+}
+
+func (l *lbLog) CreateEndpoint(ctx context.Context, network string, ep hns.Endpoint) (hns.Endpoint, error) {
+	got, err := l.Client.CreateEndpoint(ctx, network, ep)
+	if err == nil {
+		l.endpoints++
+	}
+	return got, err
 }
 
 func (l *lbLog) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	got, err := l.Client.CreateLoadBalancer(ctx, lb)
 	if err == nil {
-		c := created{vip: lb.VIP()}
+		c := created{vip: lb.VIP(), endpoints: l.endpoints}
 		if l.clock != nil {
 			c.at = l.clock.Elapsed()
 		}
@@ -241,6 +253,11 @@ func TestFirstSyncProgramsCriticalServicesFirst(t *testing.T) {
 	critical := []netip.Addr{clusterDNSVIP, clusterDNSVIP, clusterDNSVIP, apiServerVIP}
 	if got := vips(log.created[:4]); !slices.Equal(got, critical) {
 		t.Errorf("first load balancers created: %v, want the DNS Service's three, then the API server's", got)
+	}
+	// Before them, only the source VIP's endpoint and theirs: two CoreDNS
+	// pods, three API servers.
+	if n := log.created[3].endpoints; n != 1+2+3 {
+		t.Errorf("%d endpoints created before the critical load balancers, want 6", n)
 	}
 	if n := len(log.created); n != 204 {
 		t.Errorf("%d load balancers created, want 204", n)

@@ -5,6 +5,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,9 @@ type Options struct {
 	Clock clock.Clock
 	// Debug are kube-proxy's debug endpoints on the metrics address (debug.go).
 	Debug DebugOptions
+	// ClusterDNSService (namespace/name) is the cluster's DNS Service, which the first sync after
+	// a start programs first (apply.WithClusterDNS); apply.DefaultClusterDNS when empty.
+	ClusterDNSService string
 }
 
 // agent is one node's agent.
@@ -245,7 +249,8 @@ func newAgent(mgr manager.Manager, opts Options, hzHost string, hzPort int, hzDi
 	}
 	// Timeouts inside, counting outside: a call that timed out is counted with result "timeout",
 	// and only calls that returned count as progress of the sync loop.
-	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Progress}, opts.Ledger)
+	a.applier = apply.New(instrumented{Client: hns.WithTimeout(opts.HNS, opts.HNSCallTimeout), calls: a.metrics.HNSCalls, alive: a.runner.Progress}, opts.Ledger,
+		apply.WithClusterDNS(cmp.Or(opts.ClusterDNSService, apply.DefaultClusterDNS)))
 	a.syncer.Applier = a.applier
 	return a
 }

@@ -79,3 +79,14 @@ func TestRunRefusesKubeProxyFlags(t *testing.T) {
 		t.Errorf("run --no-such-flag: %v, want pflag's own error", err)
 	}
 }
+
+// run refuses a DNS Service that is not namespace/name, before it touches
+// HNS or the API server.
+func TestRunRefusesBadClusterDNSService(t *testing.T) {
+	for _, v := range []string{"kube-dns", "/kube-dns", "kube-system/", "a/b/c"} {
+		_, err := runAgent("run", "--cluster-dns-service="+v)
+		if err == nil || !strings.Contains(err.Error(), "want namespace/name") {
+			t.Errorf("run --cluster-dns-service=%s: %v, want namespace/name asked for", v, err)
+		}
+	}
+}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/winproxy/winproxy/agent/apply"
 	"github.com/winproxy/winproxy/agent/daemon"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/cli"
@@ -40,6 +43,9 @@ service.kubernetes.io/service-proxy-name).`,
 		opts.Debug.Flags = cli.FlagValues(cmd.Flags(), cmd.InheritedFlags())
 		cli.LogStartup(ctrl.Log.WithName("setup"), "winproxy-agent", opts.Debug.Flags)
 		cli.RegisterClientMetrics()
+		if ns, name, ok := strings.Cut(opts.ClusterDNSService, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("--cluster-dns-service %q: want namespace/name, e.g. %s", opts.ClusterDNSService, apply.DefaultClusterDNS)
+		}
 		h, ledger, err := hf.openOwned()
 		if errors.Is(err, errNoLedger) {
 			reportNoLedger(kubeconfig, opts.NodeName, err)
@@ -77,6 +83,8 @@ service.kubernetes.io/service-proxy-name).`,
 	fs.StringVar(&opts.HeartbeatNamespace, "heartbeat-namespace", cli.DefaultNamespace(), "namespace of the heartbeat Leases (default $POD_NAMESPACE, else the pod's namespace, else winproxy-system); the controller's --heartbeat-namespace must be the same")
 	fs.BoolVar(&opts.Debug.Profiling, "profiling", false, "serve Go's pprof under /debug/pprof/ and the log verbosity under /debug/flags/v on the metrics address, as kube-proxy's flag")
 	fs.DurationVar(&opts.HNSCallTimeout, "hns-call-timeout", time.Minute, "give up waiting for an HNS call after this long and report it (a call into a wedged HNS cannot be cancelled); 0 waits forever")
+	fs.StringVar(&opts.ClusterDNSService, "cluster-dns-service", apply.DefaultClusterDNS, "namespace/name of the cluster's DNS Service, whose ClusterIP the kubelets' clusterDNS names: "+
+		"the first sync after a start programs it first, then default/kubernetes, then the Services with pods on this node")
 	hf.register(fs)
 	return cmd
 }
