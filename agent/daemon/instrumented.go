@@ -66,13 +66,13 @@ func (c instrumented) DeleteEndpoint(ctx context.Context, id string) error {
 	return err
 }
 
-func (c instrumented) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+func (c instrumented) ListEndpointIDs(ctx context.Context, networkID string) (hns.IDList, error) {
 	ids, err := c.Client.ListEndpointIDs(ctx, networkID)
 	c.observe(hns.OpListEndpointIDs, err)
 	return ids, err
 }
 
-func (c instrumented) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+func (c instrumented) ListLoadBalancerIDs(ctx context.Context) (hns.IDList, error) {
 	ids, err := c.Client.ListLoadBalancerIDs(ctx)
 	c.observe(hns.OpListLoadBalancerIDs, err)
 	return ids, err

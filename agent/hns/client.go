@@ -28,9 +28,10 @@ type Client interface {
 	// ListEndpointIDs and ListLoadBalancerIDs enumerate IDs only (of one
 	// network's endpoints, or all when networkID is empty): one HCN call,
 	// where a list opens, queries and closes every object. Enough to tell
-	// that objects came or went.
-	ListEndpointIDs(ctx context.Context, networkID string) ([]string, error)
-	ListLoadBalancerIDs(ctx context.Context) ([]string, error)
+	// that objects came or went. The IDs stay in HNS's answer (IDList), so
+	// that the periodic ID check reads them without a string per ID.
+	ListEndpointIDs(ctx context.Context, networkID string) (IDList, error)
+	ListLoadBalancerIDs(ctx context.Context) (IDList, error)
 	GetLoadBalancer(ctx context.Context, id string) (LoadBalancer, error)
 	// CreateLoadBalancer ignores lb.ID and returns the created LB.
 	CreateLoadBalancer(ctx context.Context, lb LoadBalancer) (LoadBalancer, error)

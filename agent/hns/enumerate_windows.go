@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"syscall"
 	"unsafe"
 
@@ -23,9 +22,9 @@ var (
 	procEnumerateLoadBalancers = computeNetwork.NewProc("HcnEnumerateLoadBalancers")
 )
 
-func (windowsClient) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+func (windowsClient) ListEndpointIDs(ctx context.Context, networkID string) (IDList, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return IDList{}, err
 	}
 	var filter map[string]string
 	if networkID != "" {
@@ -34,61 +33,56 @@ func (windowsClient) ListEndpointIDs(ctx context.Context, networkID string) ([]s
 	}
 	ids, err := enumerate(procEnumerateEndpoints, filter)
 	if err != nil {
-		return nil, translateErr(OpListEndpointIDs, networkID, err, ErrEndpointNotFound)
+		return IDList{}, translateErr(OpListEndpointIDs, networkID, err, ErrEndpointNotFound)
 	}
 	return ids, nil
 }
 
-func (windowsClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+func (windowsClient) ListLoadBalancerIDs(ctx context.Context) (IDList, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return IDList{}, err
 	}
 	ids, err := enumerate(procEnumerateLoadBalancers, nil)
 	if err != nil {
-		return nil, translateErr(OpListLoadBalancerIDs, "", err, ErrLoadBalancerNotFound)
+		return IDList{}, translateErr(OpListLoadBalancerIDs, "", err, ErrLoadBalancerNotFound)
 	}
 	return ids, nil
 }
 
 // enumerate calls one HcnEnumerate* function with hcsshim's default query (schema 2.0) and the
-// filter, and returns the GUIDs it answers, without braces.
-func enumerate(proc *windows.LazyProc, filter map[string]string) ([]string, error) {
+// filter, and returns its answer, a JSON array of GUIDs, as ParseIDList reads it.
+func enumerate(proc *windows.LazyProc, filter map[string]string) (IDList, error) {
 	q := hcn.HostComputeQuery{SchemaVersion: hcn.SchemaVersion{Major: 2, Minor: 0}, Flags: hcn.HostComputeQueryFlagsNone}
 	if filter != nil {
 		f, err := json.Marshal(filter)
 		if err != nil {
-			return nil, err
+			return IDList{}, err
 		}
 		q.Filter = string(f)
 	}
 	query, err := json.Marshal(q)
 	if err != nil {
-		return nil, err
+		return IDList{}, err
 	}
 	query16, err := windows.UTF16PtrFromString(string(query))
 	if err != nil {
-		return nil, err
+		return IDList{}, err
 	}
 	if err := proc.Find(); err != nil {
-		return nil, err
+		return IDList{}, err
 	}
-	var ids, record *uint16
-	hr, _, _ := proc.Call(uintptr(unsafe.Pointer(query16)), uintptr(unsafe.Pointer(&ids)), uintptr(unsafe.Pointer(&record)))
-	list, errorRecord := takeString(ids), takeString(record)
+	var answer, record *uint16
+	hr, _, _ := proc.Call(uintptr(unsafe.Pointer(query16)), uintptr(unsafe.Pointer(&answer)), uintptr(unsafe.Pointer(&record)))
+	text, errorRecord := takeString(answer), takeString(record)
 	if int32(hr) < 0 {
 		// The raw HRESULT, which translateErr normalises as hcsshim's wrappers would have.
-		return nil, fmt.Errorf("%s: %w: %s", proc.Name, syscall.Errno(hr), errorRecord)
+		return IDList{}, fmt.Errorf("%s: %w: %s", proc.Name, syscall.Errno(hr), errorRecord)
 	}
-	var out []string
-	if list != "" {
-		if err := json.Unmarshal([]byte(list), &out); err != nil {
-			return nil, fmt.Errorf("%s answered %q: %w", proc.Name, list, err)
-		}
+	list, err := ParseIDList(text)
+	if err != nil {
+		return IDList{}, fmt.Errorf("%s: %w", proc.Name, err)
 	}
-	for i, id := range out {
-		out[i] = strings.Trim(id, "{}")
-	}
-	return out, nil
+	return list, nil
 }
 
 // takeString copies a string HCN allocated and frees it.

@@ -88,11 +88,11 @@ func (t timeoutClient) ListLoadBalancers(ctx context.Context) ([]LoadBalancer, e
 	return bounded(ctx, t.d, OpListLoadBalancers, "", t.c.ListLoadBalancers)
 }
 
-func (t timeoutClient) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
-	return bounded(ctx, t.d, OpListEndpointIDs, networkID, func(ctx context.Context) ([]string, error) { return t.c.ListEndpointIDs(ctx, networkID) })
+func (t timeoutClient) ListEndpointIDs(ctx context.Context, networkID string) (IDList, error) {
+	return bounded(ctx, t.d, OpListEndpointIDs, networkID, func(ctx context.Context) (IDList, error) { return t.c.ListEndpointIDs(ctx, networkID) })
 }
 
-func (t timeoutClient) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+func (t timeoutClient) ListLoadBalancerIDs(ctx context.Context) (IDList, error) {
 	return bounded(ctx, t.d, OpListLoadBalancerIDs, "", t.c.ListLoadBalancerIDs)
 }
 

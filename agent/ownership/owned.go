@@ -63,7 +63,7 @@ func (o *Owned) DeleteEndpoint(ctx context.Context, ep hns.Endpoint) error {
 	err := o.c.DeleteEndpoint(ctx, ep.ID)
 	return goneAnyway(hns.OpDeleteEndpoint, ep.ID, err, hns.ErrEndpointNotFound, func() (bool, error) {
 		ids, lerr := o.c.ListEndpointIDs(ctx, ep.NetworkID)
-		return slices.ContainsFunc(ids, func(id string) bool { return hns.SameID(id, ep.ID) }), lerr
+		return ids.Contains(ep.ID), lerr
 	})
 }
 

@@ -61,16 +61,16 @@ var guidText = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}
 func idEnumerationAnswer(t *testing.T, h *host) {
 	ep := h.remote("backend", remote4(8))
 	lb := h.createLB(lbSpec(13, ep))
-	for what, list := range map[string]func() ([]string, error){
-		"endpoint IDs":      func() ([]string, error) { return h.Client.ListEndpointIDs(h.ctx, h.Network.ID) },
-		"load balancer IDs": func() ([]string, error) { return h.Client.ListLoadBalancerIDs(h.ctx) },
+	for what, list := range map[string]func() (hns.IDList, error){
+		"endpoint IDs":      func() (hns.IDList, error) { return h.Client.ListEndpointIDs(h.ctx, h.Network.ID) },
+		"load balancer IDs": func() (hns.IDList, error) { return h.Client.ListLoadBalancerIDs(h.ctx) },
 	} {
 		ids, err := list()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		seen := map[hns.ID]bool{}
-		for _, id := range ids {
+		for id := range ids.All() {
 			if !guidText.MatchString(id) || seen[hns.IDOf(id)] {
 				t.Errorf("%s: %q is not a GUID without braces, or comes twice", what, id)
 			}

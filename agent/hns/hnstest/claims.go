@@ -163,7 +163,7 @@ var claims = []Claim{
 	},
 	{
 		ID:     "assume-id-enumeration-answer",
-		Says:   "Assumption: HcnEnumerateEndpoints and HcnEnumerateLoadBalancers answer a JSON array of GUIDs, each once, which the adapter hands out without braces (an empty host answers an empty array or nothing, both read as no ID).",
+		Says:   "Assumption: HcnEnumerateEndpoints and HcnEnumerateLoadBalancers answer a JSON array of GUIDs, each once, which the adapter hands out without braces (an empty host answers an empty array or nothing, both read as no ID); any other answer fails the enumeration with an error that names the element (hns.ParseIDList).",
 		Source: "hcsshim hcn/hcnendpoint.go enumerateEndpoints and hcn/hcnloadbalancer.go enumerateLoadBalancers unmarshal a []guid.GUID; the exact text (braces, case) is what the first Windows run records.",
 	},
 	{

@@ -72,9 +72,9 @@ func endpointIDs(t *testing.T, h *host) {
 		for id := range h.listed(h.Network.ID) {
 			listed = append(listed, string(id))
 		}
-		return ids, listed, nil
+		return slices.Collect(ids.All()), listed, nil
 	}, pod.ID, remote.ID)
-	if ids, err := h.Client.ListEndpointIDs(h.ctx, newGUID()); err != nil || len(ids) != 0 {
+	if ids, err := h.Client.ListEndpointIDs(h.ctx, newGUID()); err != nil || ids.Len() != 0 {
 		t.Errorf("ListEndpointIDs(unknown network) = %v, %v; want none", ids, err)
 	}
 }

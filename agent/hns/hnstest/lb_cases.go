@@ -3,6 +3,7 @@ package hnstest
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func lbIDs(t *testing.T, h *host) {
 		for _, l := range lbs {
 			listed = append(listed, l.ID)
 		}
-		return ids, listed, err
+		return slices.Collect(ids.All()), listed, err
 	}, lb.ID)
 }
 

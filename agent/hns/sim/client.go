@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
@@ -51,7 +53,7 @@ func (s *Sim) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoi
 
 // ListEndpointIDs lists the IDs ListEndpoints would, in no particular order
 // (HNS promises none).
-func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) ([]string, error) {
+func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) (hns.IDList, error) {
 	var out []string
 	err := s.call(ctx, OpListEndpointIDs, networkID, func(h *host) error {
 		out = make([]string, 0, len(h.endpoints))
@@ -62,7 +64,29 @@ func (s *Sim) ListEndpointIDs(ctx context.Context, networkID string) ([]string, 
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return hns.IDList{}, err
+	}
+	return enumeration(OpListEndpointIDs, networkID, out)
+}
+
+// enumeration is HNS's answer to an ID enumeration, a JSON array of the IDs,
+// read as the Windows adapter reads HCN's (hns.ParseIDList).
+func enumeration(op Op, networkID string, ids []string) (hns.IDList, error) {
+	answer := make([]byte, 0, 2+len(ids)*len(`"00000000-0000-0000-0000-000000000000",`))
+	answer = append(answer, '[')
+	for i, id := range ids {
+		if i > 0 {
+			answer = append(answer, ',')
+		}
+		// Invalid UTF-8 is replaced, and the ID then fails as a non-GUID.
+		answer, _ = jsontext.AppendQuote(answer, id)
+	}
+	list, err := hns.ParseIDList(string(append(answer, ']')))
+	if err != nil {
+		return hns.IDList{}, &hns.Error{Op: op, ID: networkID, Err: err}
+	}
+	return list, nil
 }
 
 // GetEndpointByName returns the first endpoint (in creation order) named name.
@@ -179,7 +203,7 @@ func (s *Sim) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error)
 
 // ListLoadBalancerIDs lists the IDs ListLoadBalancers would, in no
 // particular order.
-func (s *Sim) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
+func (s *Sim) ListLoadBalancerIDs(ctx context.Context) (hns.IDList, error) {
 	var out []string
 	err := s.call(ctx, OpListLoadBalancerIDs, "", func(h *host) error {
 		out = make([]string, 0, len(h.lbs))
@@ -188,7 +212,10 @@ func (s *Sim) ListLoadBalancerIDs(ctx context.Context) ([]string, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return hns.IDList{}, err
+	}
+	return enumeration(OpListLoadBalancerIDs, "", out)
 }
 
 // GetLoadBalancer returns one LB by ID.
