@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -32,15 +31,6 @@ func (w *winproxyRun) measure(fn func()) Cost {
 	after := w.host.Counts()
 	c.HNSReads, c.HNSWrites, c.HCN = after.Reads-counts.Reads, after.Writes-counts.Writes, after.HCN-counts.HCN
 	return c
-}
-
-// cpuNanos is the user and system CPU time of this process, every thread.
-func cpuNanos() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // timedClient adds the wall time of every call to *in: the simulated host's
