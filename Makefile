@@ -105,6 +105,7 @@ lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and apply its fixes.
 bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the controller's 1,000-node fleet takes about 2 minutes).
 	go test -run '^$$' -bench . -benchmem ./agent/engine
 	go test -run '^$$' -bench . -benchmem -benchtime=3x ./agent/apply
+	go test -run '^$$' -bench BenchmarkPlanLargeDump -benchtime 1x ./agent/plan
 	go test -run '^$$' -bench BenchmarkFleet -benchtime 1x ./controllers
 
 .PHONY: bench-agent

@@ -18,7 +18,7 @@ import (
 // exampleHost is the host of docs/examples/plan-overlay-dsr.yaml as a simulator: the vxlan0
 // network, its routes and the two local pods. kubeProxy adds the load balancer kube-proxy left for
 // shop/web's ClusterIP (another backend set), and one for a frontend winproxy does not program.
-func exampleHost(t *testing.T, kubeProxy bool) (*sim.Sim, hnsdump.Host) {
+func exampleHost(t testing.TB, kubeProxy bool) (*sim.Sim, hnsdump.Host) {
 	t.Helper()
 	s := sim.MustNew(sim.WithProfile(sim.WS2022))
 	ip, prefix := netip.MustParseAddr, netip.MustParsePrefix
@@ -45,7 +45,7 @@ func exampleHost(t *testing.T, kubeProxy bool) (*sim.Sim, hnsdump.Host) {
 }
 
 // dumpOf dumps the simulated host as `hns dump --network vxlan0 -o json` would.
-func dumpOf(t *testing.T, s *sim.Sim, host hnsdump.Host, ledger *ownership.Ledger) *hnsdump.Dump {
+func dumpOf(t testing.TB, s *sim.Sim, host hnsdump.Host, ledger *ownership.Ledger) *hnsdump.Dump {
 	t.Helper()
 	ctx := context.Background()
 	n, _ := s.GetNetworkByName(ctx, "vxlan0")
@@ -55,7 +55,7 @@ func dumpOf(t *testing.T, s *sim.Sim, host hnsdump.Host, ledger *ownership.Ledge
 }
 
 // exampleWithDump is the documented example with the host given as a dump instead.
-func exampleWithDump(t *testing.T, d *hnsdump.Dump) *File {
+func exampleWithDump(t testing.TB, d *hnsdump.Dump) *File {
 	t.Helper()
 	data, err := os.ReadFile("../../docs/examples/plan-overlay-dsr.yaml")
 	if err != nil {
