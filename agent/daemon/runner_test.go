@@ -14,9 +14,18 @@ type syncRecorder struct {
 	done chan time.Time
 	clk  *clocktesting.FakeClock
 	fail bool
+	// retryOnce, when set, is what the first sync asks of the runner with RetryIn, from within the
+	// sync as the daemon's sync does: asked from the test's goroutine, the request could arrive
+	// after the runner had already chosen its next wait.
+	retryOnce time.Duration
+	runner    *Runner
 }
 
 func (s *syncRecorder) sync(context.Context) error {
+	if s.retryOnce > 0 {
+		s.runner.RetryIn(s.retryOnce)
+		s.retryOnce = 0
+	}
 	s.done <- s.clk.Now()
 	if s.fail {
 		return errors.New("sync failed")
@@ -57,9 +66,15 @@ func waitForTimer(t *testing.T, clk *clocktesting.FakeClock) {
 }
 
 func start(t *testing.T, fail bool) (*Runner, *syncRecorder, *clocktesting.FakeClock) {
+	return startWith(t, &syncRecorder{fail: fail})
+}
+
+// startWith runs a runner (minPeriod 2s, period 30s) on a fake clock that syncs into rec.
+func startWith(t *testing.T, rec *syncRecorder) (*Runner, *syncRecorder, *clocktesting.FakeClock) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-	rec := &syncRecorder{done: make(chan time.Time, 16), clk: clk, fail: fail}
+	rec.done, rec.clk = make(chan time.Time, 16), clk
 	r := NewRunner(clk, 2*time.Second, 30*time.Second)
+	rec.runner = r
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { r.Run(ctx, rec.sync); close(stopped) }()
@@ -183,8 +198,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestRunnerRetriesFailedObjectsBeforeThePeriod(t *testing.T) {
-	r, rec, clk := start(t, false)
-	r.RetryIn(3 * time.Second) // as a sync that left a failed object would
+	_, rec, clk := startWith(t, &syncRecorder{retryOnce: 3 * time.Second}) // as a sync that left a failed object would
 	rec.wait(t)
 	waitForTimer(t, clk)
 	clk.Step(3 * time.Second)
