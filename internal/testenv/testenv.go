@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/winproxy/winproxy/internal/controlplane"
 )
@@ -40,4 +41,22 @@ func Main(m *testing.M, env **Env, opts ...Option) {
 	code := m.Run()
 	e.Stop()
 	os.Exit(code)
+}
+
+// Eventually polls cond every 100 ms until it returns nil, or fails the test with cond's last
+// error once timeout has passed: how a test awaits what a real process or the API server will do,
+// without a fixed sleep.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -47,17 +47,7 @@ func TestKillLoop(t *testing.T) {
 	}
 	// A restart with nothing changed writes nothing.
 	r.weather(sim.Weather{})
-	r.agent.Kill()
-	if err := r.agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.settle(time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, r)
-	if w, err := r.agent.HNSWrites(); err != nil || w != 0 {
-		t.Errorf("a restart after the kill loop made %v HNS writes (%v), want 0", w, err)
-	}
+	restartWritesNothing(t, r, "after the kill loop")
 	record("kill loop: %d SIGKILLs during %d endpoint changes on %d services; %d samples, %d missed a load balancer; settled %v after the last kill; leaks 0; restart writes 0",
 		kills, changes, services, s.samples, s.losses, took.Round(100*time.Millisecond))
 }
@@ -102,6 +92,24 @@ func (r *rig) applySlice(i int) error {
 }
 
 // waitReady waits for the agent's readiness: its first sync since the start is done.
+// restartWritesNothing kills the agent, starts it again and, once it has settled and reads
+// Ready, fails the test if the restart wrote to HNS: what it had programmed and recorded before
+// the kill is all it needs.
+func restartWritesNothing(t *testing.T, r *rig, when string) {
+	t.Helper()
+	r.agent.Kill()
+	if err := r.agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.settle(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, r)
+	if w, err := r.agent.HNSWrites(); err != nil || w != 0 {
+		t.Errorf("a restart %s made %v HNS writes (%v), want 0: the ledger or the model missed something", when, w, err)
+	}
+}
+
 func waitReady(t *testing.T, r *rig) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)

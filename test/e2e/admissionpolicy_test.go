@@ -108,7 +108,7 @@ func checkOwnNodeOnly(t *testing.T, f agentFixture, prefix string) {
 
 	// The policy takes effect shortly after it is created: wait for the refusal, then check its words.
 	var err error
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		if err = writeStatus(agentA, nodeB, "from-a"); err == nil {
 			return fmt.Errorf("the agent of %s wrote the status of %s", nodeA, nodeB)
 		}
@@ -175,7 +175,7 @@ func checkOwnLeaseOnly(t *testing.T, f agentFixture, prefix string) {
 
 	// The policy takes effect shortly after it is created: wait for the refusal, then check its words.
 	var err error
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		if err = agentA.Create(ctx, lease(nodeB)); err == nil {
 			_ = f.e.Client.Delete(ctx, lease(nodeB))
 			return fmt.Errorf("the agent of %s created the heartbeat Lease of %s", nodeA, nodeB)

@@ -56,7 +56,7 @@ func TestHelmDefaultConfigSelectsNoUnlabelledNode(t *testing.T) {
 	})
 
 	// Reconciled, and nothing selected: no Windows node is taken from kube-proxy.
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		var wpc v1alpha1.WindowsProxyConfig
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: "default"}, &wpc); err != nil {
 			return err
@@ -80,7 +80,7 @@ func TestHelmDefaultConfigSelectsNoUnlabelledNode(t *testing.T) {
 
 	// Labelling one node hands that one over, and only it.
 	mustKubectlOn(t, e, "label", "node", "win-2022", "winproxy.io/managed=true")
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		var list v1alpha1.WindowsProxyNodeList
 		if err := e.Client.List(ctx, &list); err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // kstatusOf is what kstatus (Flux, Argo CD, kubectl wait, helm --wait) reads from a winproxy object,
@@ -99,7 +100,7 @@ func (s *system) agentSilent(t *testing.T) {
 			how.stop(t, s, node)
 			stopped := time.Now()
 			var wpn *v1alpha1.WindowsProxyNode
-			eventually(t, e2eGracePeriod+15*time.Second, func() error {
+			testenv.Eventually(t, e2eGracePeriod+15*time.Second, func() error {
 				wpn = getWPN(t, node)
 				got := condition(wpn, v1alpha1.ConditionAgentAlive) + " " + condition(wpn, v1alpha1.ConditionProgrammed) + " " + condition(wpn, v1alpha1.ConditionReady)
 				if want := "False/HeartbeatLost Unknown/HeartbeatLost Unknown/HeartbeatLost"; got != want {
@@ -109,7 +110,7 @@ func (s *system) agentSilent(t *testing.T) {
 			})
 			took := time.Since(stopped)
 			t.Logf("%s reported lost %v after the agent stopped (grace period %v)", node, took.Round(100*time.Millisecond), e2eGracePeriod)
-			eventually(t, 15*time.Second, func() error {
+			testenv.Eventually(t, 15*time.Second, func() error {
 				wpc := getWPC(t, systemConfig)
 				r := meta.FindStatusCondition(wpc.Status.Conditions, v1alpha1.ConditionReady)
 				if r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, node) || wpc.Status.Nodes.Unreachable != 1 {
@@ -134,7 +135,7 @@ func (s *system) agentSilent(t *testing.T) {
 			}
 
 			how.back(t, s, node)
-			eventually(t, 60*time.Second, func() error {
+			testenv.Eventually(t, 60*time.Second, func() error {
 				w := getWPN(t, node)
 				if got := condition(w, v1alpha1.ConditionAgentAlive) + " " + condition(w, v1alpha1.ConditionReady); got != "True/HeartbeatRenewed True/Synced" {
 					return fmt.Errorf("%s AgentAlive, Ready = %s after the agent came back", node, got)
@@ -146,7 +147,7 @@ func (s *system) agentSilent(t *testing.T) {
 			})
 			ready(t, systemConfig)
 			if !s.agents[node].Ready() {
-				eventually(t, 30*time.Second, func() error {
+				testenv.Eventually(t, 30*time.Second, func() error {
 					if !s.agents[node].Ready() {
 						return fmt.Errorf("agent %s not ready", node)
 					}

@@ -319,7 +319,7 @@ func TestHelmLifecycle(t *testing.T) {
 	// and with them the user's configs.
 	helm(t, e, "uninstall", "winproxy", "--namespace", ns)
 	ctx := context.Background()
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		for _, kind := range []string{"deployment/winproxy-controller", "daemonset/winproxy-agent"} {
 			if _, err := kubectlOn(e, "-n", ns, "get", kind); err == nil || !strings.Contains(err.Error(), "NotFound") {
 				return fmt.Errorf("%s still there after uninstall (%w)", kind, err)

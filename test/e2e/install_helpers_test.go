@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -92,22 +91,6 @@ func mustKubectlOn(t *testing.T, e *testenv.Env, args ...string) string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// eventually polls cond every 100 ms until it returns nil or timeout passes, then fails with its last error.
-func eventually(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // objects decodes a multi-document YAML stream, skipping empty documents.

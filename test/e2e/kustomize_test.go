@@ -157,7 +157,7 @@ func TestKustomizeDeploy(t *testing.T) {
 
 	// envtest has no namespace controller, so the namespace itself never finishes terminating: do not wait for it.
 	mustKubectlOn(t, e, "delete", "--ignore-not-found", "--wait=false", "-k", "config/default")
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		for _, obj := range []string{"crd/windowsproxyconfigs.winproxy.io", "clusterrole/winproxy-agent-role", "validatingadmissionpolicy/winproxy-agent-own-node"} {
 			if _, err := kubectlOn(e, "get", obj); err == nil || !strings.Contains(err.Error(), "NotFound") {
 				return fmt.Errorf("%s still there after undeploy (%w)", obj, err)

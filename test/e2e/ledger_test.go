@@ -21,6 +21,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // TestLedger replays, with real processes, what an adversarial run did to an agent's ledger of
@@ -155,7 +156,7 @@ func deleteSystemObjects(t *testing.T) {
 	if err := env.Client.Delete(ctx, wpc); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		var wpns v1alpha1.WindowsProxyNodeList
 		if err := env.Client.List(ctx, &wpns); err != nil {
 			return err

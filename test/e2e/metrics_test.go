@@ -101,7 +101,7 @@ func TestControllerMetricsAreSecured(t *testing.T) {
 		return resp.StatusCode, string(body), nil
 	}
 	prometheus, someone := token("prometheus"), token("someone")
-	eventually(t, 60*time.Second, func() error {
+	testenv.Eventually(t, 60*time.Second, func() error {
 		code, body, err := scrape(prometheus)
 		if err != nil || code != 200 || !strings.Contains(body, "winproxy_build_info{") {
 			return fmt.Errorf("scrape with the metrics-reader's token: %d %w\n%s", code, err, ctrl.Tail(5))

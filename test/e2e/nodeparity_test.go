@@ -31,6 +31,7 @@ import (
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // probe is one answer of a health server, as a cloud load balancer sees it.
@@ -79,7 +80,7 @@ func (s *system) healthChecks(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range windowsNodes() {
 		for _, path := range []string{"healthz", "livez"} {
-			eventually(t, 30*time.Second, func() error {
+			testenv.Eventually(t, 30*time.Second, func() error {
 				p := s.proxyHealth(n.Name, path)
 				if p.err != nil || p.code != 200 || p.body["lastUpdated"] == nil || p.body["currentTime"] == nil {
 					return fmt.Errorf("%s /%s = %v, want 200 with lastUpdated and currentTime", n.Name, path, p)
@@ -126,7 +127,7 @@ func (s *system) healthChecks(t *testing.T) {
 		local float64
 	}{"win-2019": {503, 0}, "win-2022": {200, 2}, "win-2025": {503, 0}}
 	for node, w := range want {
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			p := s.serviceHealth(node, port)
 			if p.err != nil || p.code != w.code || p.body["localEndpoints"] != w.local || p.weight != strconv.Itoa(int(w.local)) {
 				return fmt.Errorf("%s health check port %d = %v, want %d with localEndpoints %v", node, port, p, w.code, w.local)
@@ -141,7 +142,7 @@ func (s *system) healthChecks(t *testing.T) {
 	if err := env.Client.Update(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		if p := s.serviceHealth("win-2022", port); p.code != 503 || p.body["localEndpoints"] != float64(0) {
 			return fmt.Errorf("win-2022 after its pods left: %v, want 503 with localEndpoints 0", p)
 		}
@@ -154,7 +155,7 @@ func (s *system) healthChecks(t *testing.T) {
 	}
 	_ = env.Client.Delete(ctx, slice)
 	for _, n := range windowsNodes() {
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			if p := s.serviceHealth(n.Name, port); p.err == nil {
 				return fmt.Errorf("%s still answers on port %d after the Service was deleted: %v", n.Name, port, p)
 			}
@@ -164,7 +165,7 @@ func (s *system) healthChecks(t *testing.T) {
 
 	// The cluster autoscaler is about to remove win-2025: /healthz drains it, /livez keeps it alive.
 	taint(t, "win-2025", true)
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, func() error {
 		hz, lz := s.proxyHealth("win-2025", "healthz"), s.proxyHealth("win-2025", "livez")
 		if hz.code != 503 || hz.body["nodeEligible"] != false || lz.code != 200 {
 			return fmt.Errorf("tainted win-2025: /healthz %v, /livez %v; want 503 (not eligible) and 200", hz, lz)
@@ -172,7 +173,7 @@ func (s *system) healthChecks(t *testing.T) {
 		return nil
 	})
 	taint(t, "win-2025", false)
-	eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 10*time.Second, func() error {
 		if hz := s.proxyHealth("win-2025", "healthz"); hz.code != 200 {
 			return fmt.Errorf("win-2025 /healthz after the taint was removed: %v", hz)
 		}
@@ -213,7 +214,7 @@ func (s *system) killedHealthServers(t *testing.T) {
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		if p := s.proxyHealth("win-2019", "healthz"); p.code != 200 {
 			return fmt.Errorf("the restarted agent's /healthz: %v", p)
 		}
@@ -253,7 +254,7 @@ func (s *system) serviceSelection(t *testing.T) {
 	mk("mesh", "10.0.0.110", map[string]string{"service.kubernetes.io/service-proxy-name": "mesh-proxy"})
 	mk("control", "10.0.0.111", nil)
 	for _, n := range windowsNodes() {
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			if !strings.Contains(s.table(t, n.Name), "10.0.0.111") {
 				return fmt.Errorf("%s has not programmed the control service yet", n.Name)
 			}
@@ -270,7 +271,7 @@ func (s *system) serviceSelection(t *testing.T) {
 		}
 	}
 	for _, n := range windowsNodes() {
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			if strings.Contains(s.table(t, n.Name), "10.0.0.111") {
 				return fmt.Errorf("%s still has the deleted control service", n.Name)
 			}
@@ -306,14 +307,14 @@ func (s *system) kubeProxySLIs(t *testing.T) {
 	before := metric("kubeproxy_network_programming_duration_seconds_count", `ip_family="IPv4"`)
 	scaleWithTrigger(t, "legacy", fleet.Pod{Node: "linux-1", IP: "10.244.0.41"}, time.Now())
 	for _, n := range windowsNodes() {
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			if !strings.Contains(s.table(t, n.Name), "10.244.0.41") {
 				return fmt.Errorf("%s has not programmed the new legacy backend", n.Name)
 			}
 			return nil
 		})
 	}
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		if got := metric("kubeproxy_network_programming_duration_seconds_count", `ip_family="IPv4"`) - before; got != 1 {
 			return fmt.Errorf("%v network programming observations, want 1", got)
 		}
@@ -410,7 +411,7 @@ func inClusterAPIAccess(t *testing.T, dir, binDir string) {
 // waitAgentReady waits until a started agent process is ready, failing at once if it exits.
 func waitAgentReady(t *testing.T, agent *fleet.Process, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	testenv.Eventually(t, timeout, func() error {
 		if agent.Exited() {
 			return fmt.Errorf("the agent exited:\n%s", agent.Tail(20))
 		}
@@ -490,7 +491,7 @@ func (s *system) hungHNS(t *testing.T) {
 	setHung(true)
 	hungAt := time.Now()
 	liveness := strings.TrimSuffix(s.agents[node].HealthURL, "/readyz") + "/healthz"
-	eventually(t, 60*time.Second, func() error {
+	testenv.Eventually(t, 60*time.Second, func() error {
 		wpn := getWPN(t, node)
 		c := meta.FindStatusCondition(wpn.Status.Conditions, v1alpha1.ConditionProgrammed)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "timed out") {
@@ -499,7 +500,7 @@ func (s *system) hungHNS(t *testing.T) {
 		return nil
 	})
 	t.Logf("a hung HNS was reported in status after %v", time.Since(hungAt).Round(100*time.Millisecond))
-	eventually(t, 60*time.Second, func() error {
+	testenv.Eventually(t, 60*time.Second, func() error {
 		wpn := getWPN(t, node)
 		if got := condition(wpn, v1alpha1.ConditionAgentAlive) + " " + condition(wpn, v1alpha1.ConditionStalled); got != "False/SyncLoopStuck True/SyncLoopStuck" {
 			return fmt.Errorf("AgentAlive, Stalled = %s, want the node reported stuck", got)
@@ -524,7 +525,7 @@ func (s *system) hungHNS(t *testing.T) {
 	}
 
 	setHung(false)
-	eventually(t, 60*time.Second, func() error {
+	testenv.Eventually(t, 60*time.Second, func() error {
 		wpn := getWPN(t, node)
 		if !programmed(wpn) {
 			return fmt.Errorf("%s not programmed again after HNS came back", node)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // header returns the whitespace-separated column names of kubectl's table output.
@@ -134,7 +135,7 @@ func TestNodeViewPrintsStatus(t *testing.T) {
 func TestExplainShowsFieldDocs(t *testing.T) {
 	// The apiserver publishes the CRDs' OpenAPI a moment after they are established: on a fresh
 	// control plane, the first explain can come too early.
-	eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		_, err := kubectlErr("explain", "wpc.spec")
 		return err
 	})

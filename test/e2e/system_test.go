@@ -23,6 +23,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // system is the whole product on one machine: the real controller and three real agent processes,
@@ -185,7 +186,7 @@ func programmed(wpn *v1alpha1.WindowsProxyNode) bool {
 // ready waits for the config's Ready condition at its current generation.
 func ready(t *testing.T, name string) {
 	t.Helper()
-	eventually(t, 90*time.Second, func() error {
+	testenv.Eventually(t, 90*time.Second, func() error {
 		wpc := getWPC(t, name)
 		c := meta.FindStatusCondition(wpc.Status.Conditions, v1alpha1.ConditionReady)
 		if c == nil {
@@ -261,7 +262,7 @@ func TestSystem(t *testing.T) {
 				t.Errorf("%s DualStackDowngraded = %+v, want True/OverlayNetwork", n.Name, c)
 			}
 			// Events are sent asynchronously.
-			eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, v1alpha1.ConditionDualStackDowngraded) })
+			testenv.Eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, v1alpha1.ConditionDualStackDowngraded) })
 			if got := wpn.Status.SourceVIP.Address; got != n.SourceVIP().String() {
 				t.Errorf("%s source VIP = %q, want %s (Calico_ep)", n.Name, got, n.SourceVIP())
 			}
@@ -318,7 +319,7 @@ func TestSystem(t *testing.T) {
 	t.Run("DSR without WinDSR leaves win-2019 on its last good config while the others roll out", func(t *testing.T) {
 		before := getWPN(t, "win-2019").Spec.Hash
 		applyConfig(t, func(spec *v1alpha1.WindowsProxyConfigSpec) { spec.DSR.Enabled = true })
-		eventually(t, 60*time.Second, func() error {
+		testenv.Eventually(t, 60*time.Second, func() error {
 			for _, name := range []string{"win-2022", "win-2025"} {
 				if wpn := getWPN(t, name); !programmed(wpn) || !wpn.Spec.Proxy.EnableDSR {
 					return fmt.Errorf("%s has not programmed the DSR config yet", name)
@@ -370,7 +371,7 @@ func TestSystem(t *testing.T) {
 		}
 		applyConfig(t, func(spec *v1alpha1.WindowsProxyConfigSpec) { spec.DSR.Enabled = false })
 		var maxInFlight int
-		eventually(t, 90*time.Second, func() error {
+		testenv.Eventually(t, 90*time.Second, func() error {
 			var list v1alpha1.WindowsProxyNodeList
 			if err := env.Client.List(context.Background(), &list); err != nil {
 				return err
@@ -417,7 +418,7 @@ func TestSystem(t *testing.T) {
 		scale(t, "web", fleet.Pod{Node: "win-2025", IP: "10.244.3.20"})
 		s.syncPods(t, "win-2025")
 		for _, n := range windowsNodes() {
-			eventually(t, 30*time.Second, func() error {
+			testenv.Eventually(t, 30*time.Second, func() error {
 				if !strings.Contains(s.table(t, n.Name), "10.244.0.5,10.244.1.5,10.244.2.5,10.244.3.20,10.244.3.5") {
 					return fmt.Errorf("%s has not added the new web backend", n.Name)
 				}
@@ -467,20 +468,20 @@ func TestSystem(t *testing.T) {
 		h.Close()
 		repairs, _ := s.agents[n.Name].Metric("winproxy_agent_drift_repairs_total")
 		deleted := time.Now()
-		eventually(t, 3*time.Second+5*time.Second, func() error {
+		testenv.Eventually(t, 3*time.Second+5*time.Second, func() error {
 			if s.lbIDs(t, n.Name)["TCP/10.0.0.101:443->8443(v4)"] == "" {
 				return fmt.Errorf("the api ClusterIP load balancer was not restored")
 			}
 			return nil
 		})
 		t.Logf("restored after %v (sync period 3s)", time.Since(deleted).Round(100*time.Millisecond))
-		eventually(t, 5*time.Second, func() error {
+		testenv.Eventually(t, 5*time.Second, func() error {
 			if after, _ := s.agents[n.Name].Metric("winproxy_agent_drift_repairs_total"); after <= repairs {
 				return fmt.Errorf("drift repairs metric did not grow from %v", repairs)
 			}
 			return nil
 		})
-		eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, "DriftRepaired") })
+		testenv.Eventually(t, 10*time.Second, func() error { return hasEvent(n.Name, "DriftRepaired") })
 	})
 
 	t.Run("a network recreated by the CNI is waited for, then programmed again", func(t *testing.T) {
@@ -495,7 +496,7 @@ func TestSystem(t *testing.T) {
 			t.Fatal(err)
 		}
 		lbs, _ := s.host(t, n.Name)
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			wpn := getWPN(t, n.Name)
 			c := meta.FindStatusCondition(wpn.Status.Conditions, v1alpha1.ConditionNetworkReady)
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonNetworkNotFound {
@@ -527,7 +528,7 @@ func TestSystem(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.syncPods(t, n.Name)
-		eventually(t, 30*time.Second, func() error {
+		testenv.Eventually(t, 30*time.Second, func() error {
 			if wpn := getWPN(t, n.Name); !programmed(wpn) {
 				return fmt.Errorf("%s not programmed on the new network", n.Name)
 			}
@@ -559,7 +560,7 @@ func TestSystem(t *testing.T) {
 		scale(t, "api", fleet.Pod{Node: "win-2019", IP: "10.244.1.21"})
 		s.syncPods(t, "win-2019")
 		for _, n := range windowsNodes() {
-			eventually(t, 60*time.Second, func() error {
+			testenv.Eventually(t, 60*time.Second, func() error {
 				if !strings.Contains(s.table(t, n.Name), "10.244.1.21") {
 					return fmt.Errorf("%s did not program the api backend added after the apiserver restart", n.Name)
 				}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	"github.com/winproxy/winproxy/internal/fleet"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // TestTopologyAwareRouting (issue #16): Windows nodes in two zones give the same ClusterIP
@@ -57,7 +58,7 @@ func TestTopologyAwareRouting(t *testing.T) {
 	expect := func(t *testing.T, vip string, want map[string]string, routed map[string]int32) {
 		t.Helper()
 		for node, backends := range want {
-			eventually(t, 60*time.Second, func() error {
+			testenv.Eventually(t, 60*time.Second, func() error {
 				got := s.backendsOf(t, node, vip)
 				if got != backends {
 					return fmt.Errorf("%s: %s has backends %s, want %s", node, vip, got, backends)

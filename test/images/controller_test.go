@@ -18,6 +18,7 @@ import (
 	"github.com/winproxy/winproxy/internal/fleet"
 	"github.com/winproxy/winproxy/internal/imagebuild"
 	"github.com/winproxy/winproxy/internal/testbuild"
+	"github.com/winproxy/winproxy/internal/testenv"
 )
 
 // The controller binary taken out of the image's layer, for this machine's architecture, runs
@@ -65,7 +66,7 @@ func TestControllerFromTheImageReconcilesAConfig(t *testing.T) {
 	if err := env.Client.Create(ctx, testbuild.Config("from-image")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		var wpc v1alpha1.WindowsProxyConfig
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: "from-image"}, &wpc); err != nil {
 			return err
@@ -84,21 +85,5 @@ func TestControllerFromTheImageReconcilesAConfig(t *testing.T) {
 	})
 	if controller.Exited() {
 		t.Error("the controller exited")
-	}
-}
-
-// waitFor polls cond every 100 ms until it returns nil, or fails with its last error.
-func waitFor(t *testing.T, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -171,7 +171,7 @@ func (s *scenario) applyConfig(t *testing.T) {
 	if err := s.env.Client.Create(context.Background(), wpc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, func() error {
+	testenv.Eventually(t, 2*time.Minute, func() error {
 		got := &v1alpha1.WindowsProxyConfig{}
 		if err := s.env.Client.Get(context.Background(), client.ObjectKeyFromObject(wpc), got); err != nil {
 			return err
@@ -202,7 +202,7 @@ func (s *scenario) exercise(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deleting a load balancer behind the agent's back: %v", err)
 	}
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		if n, err := agent.Metric("winproxy_agent_drift_repairs_total", `kind="loadbalancer"`); err != nil || n == 0 {
 			return fmt.Errorf("no drift repair on %s yet (%w)", node.Name, err)
 		}
@@ -224,7 +224,7 @@ func (s *scenario) exercise(t *testing.T) {
 	if err := s.env.Client.Update(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		for name, a := range s.agents {
 			if n, err := a.Metric("kubeproxy_network_programming_duration_seconds_count"); err != nil || n == 0 {
 				return fmt.Errorf("no network-programming latency on %s yet (%w)", name, err)
@@ -249,7 +249,7 @@ func (s *scenario) exercise(t *testing.T) {
 func (s *scenario) heartbeatExpected(t *testing.T, qs []query) []query {
 	t.Helper()
 	var body string
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		var code int
 		code, body = get(t, "http://"+s.controllerMetrics+"/metrics")
 		if code != http.StatusOK {
@@ -389,7 +389,7 @@ func startPrometheus(t *testing.T, bins string, s *scenario, groups ruleGroups) 
 // waitScraped waits until Prometheus scrapes every target successfully.
 func (p *promServer) waitScraped(t *testing.T, targets int) {
 	t.Helper()
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		n, err := p.count(`up == 1`)
 		if err != nil || n < targets {
 			return fmt.Errorf("%d of %d targets up (%w)", n, targets, err)
@@ -401,7 +401,7 @@ func (p *promServer) waitScraped(t *testing.T, targets int) {
 // waitSamples waits until the query's first value reaches want.
 func (p *promServer) waitSamples(t *testing.T, expr string, want float64) {
 	t.Helper()
-	eventually(t, time.Minute, func() error {
+	testenv.Eventually(t, time.Minute, func() error {
 		r, err := p.query(expr)
 		if err != nil || len(r) == 0 {
 			return fmt.Errorf("%s: %w", expr, err)
@@ -500,20 +500,4 @@ func writeFile(t *testing.T, path string, data []byte) {
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// eventually retries f every 200 ms until it succeeds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
