@@ -99,7 +99,7 @@ func TestParseIDListRefusesMalformedAnswers(t *testing.T) {
 // TestParseIDListHugeAnswers: a list of any length is read without an
 // allocation per ID, and a huge element is refused with a short message.
 func TestParseIDListHugeAnswers(t *testing.T) {
-	const n = 200_000
+	const n = 20_000
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = guidN(i)
@@ -128,10 +128,10 @@ func TestParseIDListHugeAnswers(t *testing.T) {
 		t.Errorf("reading the IDs: %v allocations, want none per ID", allocs)
 	}
 
-	huge := `["` + guidA + `","` + strings.Repeat("0", 1<<24) + `"]`
+	huge := `["` + guidA + `","` + strings.Repeat("0", 1<<20) + `"]`
 	_, err = hns.ParseIDList(huge)
 	if err == nil || !strings.Contains(err.Error(), "element 1") || len(err.Error()) > 200 {
-		t.Errorf("ParseIDList(a 16 MiB string) = %.300v, want a short error naming element 1", err)
+		t.Errorf("ParseIDList(a 1 MiB string) = %.300v, want a short error naming element 1", err)
 	}
 }
 
