@@ -135,7 +135,7 @@ UNIT_PKGS = $(shell go list ./... | grep -v -e '/test/' -e '/internal/demo$$' -e
 
 # test-unit points KUBEBUILDER_ASSETS nowhere: a unit test that started a control plane would fail.
 .PHONY: test-unit
-test-unit: ## Run the unit tests: no control plane, seconds.
+test-unit: ## Run the unit tests: no control plane, about a minute.
 	KUBEBUILDER_ASSETS=/nonexistent/no-control-plane-in-unit-tests go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(UNIT_PKGS)
 
 .PHONY: test-integration
