@@ -77,7 +77,11 @@ func BenchmarkFleet(b *testing.B) {
 		if err := patchConfig(ctx, "scale", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Sync.PeriodSeconds = int32(31 + i%3000) }); err != nil {
 			b.Fatal(err)
 		}
-		specs += (<-done).Sub(start)
+		at := <-done
+		if at.IsZero() {
+			b.FailNow() // allUpdated said why; a zero time would make the figures nonsense
+		}
+		specs += at.Sub(start)
 		written += c.writes.lastAt().Sub(start)
 		waitProgrammed(b, "scale", nodes)
 		ready += time.Since(start)
@@ -219,6 +223,10 @@ func patchConfig(ctx context.Context, name string, mutate func(*winproxyv1alpha1
 	return env.Client.Patch(ctx, c, client.MergeFrom(before))
 }
 
+// allUpdatedTimeout is how long allUpdated waits: a change reached 5,000 nodes in up to 5 min on
+// 2 loaded cores, so the wait is well past that, and a timeout fails the benchmark.
+const allUpdatedTimeout = 15 * time.Minute
+
 // allUpdated watches the WindowsProxyNodes and sends the time at which n of them carry a hash
 // other than their hash in old. A closed watch is reopened; its initial events restate every
 // object, so nothing is missed.
@@ -240,7 +248,7 @@ func allUpdated(tb testing.TB, n int, old map[string]string) <-chan time.Time {
 	done := make(chan time.Time, 1)
 	go func() {
 		updated := map[string]bool{}
-		timeout := time.After(5 * time.Minute)
+		timeout := time.After(allUpdatedTimeout)
 		for {
 			select {
 			case ev, ok := <-w.ResultChan():
@@ -258,6 +266,7 @@ func allUpdated(tb testing.TB, n int, old map[string]string) <-chan time.Time {
 				}
 			case <-timeout:
 				w.Stop()
+				tb.Errorf("only %d of %d WindowsProxyNodes carried a new hash after %v", len(updated), n, allUpdatedTimeout)
 				done <- time.Time{}
 				return
 			}
