@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/winproxy/winproxy/internal/controlplane"
+	"github.com/winproxy/winproxy/internal/fleet"
 )
 
 // Env is a running control plane.
@@ -59,4 +60,21 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// StartController starts the winproxy-controller binary of binDir against kubeconfig, logging
+// into logDir, and stops it when the test ends, printing the end of its log if the test failed.
+func StartController(t testing.TB, binDir, kubeconfig, logDir string, args ...string) *fleet.Process {
+	t.Helper()
+	p, err := fleet.StartController(binDir, kubeconfig, logDir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("controller log:\n%s", p.Tail(40))
+		}
+	})
+	return p
 }

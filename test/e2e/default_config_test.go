@@ -44,16 +44,7 @@ func TestHelmDefaultConfigSelectsNoUnlabelledNode(t *testing.T) {
 	if err := fleet.Build(ctx, e.RepoRoot, bin); err != nil {
 		t.Fatal(err)
 	}
-	controller, err := fleet.StartController(bin, e.Kubeconfig, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		controller.Stop()
-		if t.Failed() {
-			t.Logf("controller log:\n%s", controller.Tail(40))
-		}
-	})
+	testenv.StartController(t, bin, e.Kubeconfig, dir)
 
 	// Reconciled, and nothing selected: no Windows node is taken from kube-proxy.
 	testenv.Eventually(t, time.Minute, func() error {

@@ -47,11 +47,7 @@ func TestControllerMetricsAreSecured(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	ctrl, err := fleet.StartController(binDir, e.Kubeconfig, dir, "--metrics-bind-address", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctrl.Stop)
+	ctrl := testenv.StartController(t, binDir, e.Kubeconfig, dir, "--metrics-bind-address", addr)
 
 	reader := find(t, readObjects(t, kustomizeRender), "ClusterRole", "winproxy-metrics-reader")
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "winproxy-metrics-reader"}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}

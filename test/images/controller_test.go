@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
-	"github.com/winproxy/winproxy/internal/fleet"
 	"github.com/winproxy/winproxy/internal/imagebuild"
 	"github.com/winproxy/winproxy/internal/testbuild"
 	"github.com/winproxy/winproxy/internal/testenv"
@@ -42,16 +41,7 @@ func TestControllerFromTheImageReconcilesAConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "winproxy-controller"), binary, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	controller, err := fleet.StartController(dir, env.Kubeconfig, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		controller.Stop()
-		if t.Failed() {
-			t.Logf("controller log:\n%s", controller.Tail(40))
-		}
-	})
+	controller := testenv.StartController(t, dir, env.Kubeconfig, dir)
 
 	ctx := context.Background()
 	node := testbuild.Node("win-image", testbuild.Kubelet("v1.35.0"), testbuild.InternalIPs("10.0.0.5"))
