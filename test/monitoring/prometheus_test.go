@@ -272,12 +272,13 @@ func (s *scenario) heartbeatExpected(t *testing.T, qs []query) []query {
 func (s *scenario) checkDebugEndpoints(t *testing.T) {
 	t.Helper()
 	base := strings.TrimSuffix(s.agents["win-2025"].MetricsURL, "/metrics")
-	// /flagz and /statusz vary their separators on purpose (they are not meant to be parsed).
+	// /flagz and /statusz pick their separator at random from ":", ": ", "=" and " " on purpose
+	// (they are not meant to be parsed), so the pattern accepts each of the four.
 	for path, want := range map[string]*regexp.Regexp{
 		"/healthz":   regexp.MustCompile(`^ok$`),
 		"/proxyMode": regexp.MustCompile(`^kernelspace$`),
 		"/configz":   regexp.MustCompile(`"config": "calico-overlay-dsr"`),
-		"/flagz":     regexp.MustCompile(`hns-sim-profile ?[:=] ?ws2025`),
+		"/flagz":     regexp.MustCompile(`hns-sim-profile(:|: |=| )ws2025`),
 		"/statusz":   regexp.MustCompile(`winproxy-agent statusz`),
 	} {
 		code, body := get(t, base+path)
