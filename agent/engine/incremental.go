@@ -51,7 +51,11 @@ type Incremental struct {
 	// (ServiceHealthChecks), kept as services are set.
 	healthChecked map[string]struct{}
 	// nodes are the cluster's nodes' pod CIDRs (SetClusterNode).
-	nodes   clusterNodes
+	nodes clusterNodes
+	// touched are the keys and addresses a Desired call retracted or
+	// contributed, kept between calls so that an event's Desired allocates
+	// no set.
+	touched touchedSets
 	desired Desired
 	// changes is what the last Desired changed; everything is set when
 	// SetNode changed more than services (Changes).
@@ -110,6 +114,7 @@ func NewIncremental() *Incremental {
 		remotes:       map[netip.Addr]remoteRefs{},
 		zoneReaders:   map[string]struct{}{},
 		healthChecked: map[string]struct{}{},
+		touched:       touchedSets{lbs: map[LBKey]struct{}{}, ips: map[netip.Addr]struct{}{}},
 		desired: Desired{
 			LoadBalancers:   map[LBKey]LoadBalancer{},
 			RemoteEndpoints: map[netip.Addr]RemoteEndpoint{},
@@ -260,8 +265,8 @@ func (c *Incremental) Desired() *Desired {
 	if c.ctx == nil {
 		panic("engine: Incremental.Desired before SetNode")
 	}
-	touchedLB := map[LBKey]struct{}{}
-	touchedIP := map[netip.Addr]struct{}{}
+	touchedLB, touchedIP := c.touched.lbs, c.touched.ips
+	defer c.touched.reset()
 	sc := newServiceComputer(c.ctx, true)
 	for k := range c.dirty {
 		c.retract(k, touchedLB, touchedIP)
@@ -286,6 +291,31 @@ func (c *Incremental) Desired() *Desired {
 	d.SourceVIPEndpoint = c.ctx.svipEndpoint
 	d.nodeProblems = c.ctx.problems
 	return d
+}
+
+// touchedSets are the keys and addresses one Desired call touched.
+type touchedSets struct {
+	lbs map[LBKey]struct{}
+	ips map[netip.Addr]struct{}
+}
+
+// maxKeptTouched bounds the sets kept for the next call: a map keeps the
+// room of its largest size and ranging over it costs that room, so after a
+// sync of every service (100,000 addresses at 10k services) new sets are
+// made, and an event's sync does not walk room for all of them.
+const maxKeptTouched = 1024
+
+func (t *touchedSets) reset() {
+	if len(t.lbs) > maxKeptTouched {
+		t.lbs = map[LBKey]struct{}{}
+	} else {
+		clear(t.lbs)
+	}
+	if len(t.ips) > maxKeptTouched {
+		t.ips = map[netip.Addr]struct{}{}
+	} else {
+		clear(t.ips)
+	}
 }
 
 // recordChanges keeps what this Desired call touched for Changes, reusing

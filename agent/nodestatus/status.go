@@ -263,7 +263,10 @@ func healthFailureSummary(h Health) string {
 func withSyncTime(prev, st v1alpha1.WindowsProxyNodeStatus, s Sync) v1alpha1.WindowsProxyNodeStatus {
 	st.LastSyncTime, st.LastSyncDurationMilliseconds = prev.LastSyncTime, prev.LastSyncDurationMilliseconds
 	if st.LastSyncTime != nil && equality.Semantic.DeepEqual(prev, st) {
-		return st
+		// prev itself, equal to st: the caller's own comparison with the status it holds then
+		// meets the same slices and ends at once, instead of walking every condition again
+		// after each sync.
+		return prev
 	}
 	t := metav1.NewTime(s.Finished.Truncate(time.Second))
 	st.LastSyncTime, st.LastSyncDurationMilliseconds = &t, s.Duration.Milliseconds()
