@@ -69,7 +69,11 @@ func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBa
 	m.valid, m.network, m.eps, m.lbs = true, network, eps, lbs
 	m.idSum, m.idCount = 0, 0
 	m.epAt, m.lbAt, m.local = nil, nil, nil
-	for _, ep := range eps {
+	for i, ep := range eps {
+		if hns.SameID(ep.NetworkID, network.ID) {
+			// One copy of the network's ID, not one per endpoint decoded from HNS's answer.
+			eps[i].NetworkID = network.ID
+		}
 		m.added(ep.ID)
 		if !ep.Remote {
 			m.local = append(m.local, ep)
@@ -263,6 +267,7 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 	created, err := m.Client.CreateEndpoint(ctx, networkID, ep)
 	m.wrote(err, false, func() {
 		if hns.SameID(networkID, m.network.ID) {
+			created = m.canonical(created, ep)
 			m.eps = append(m.eps, created)
 			if m.epAt != nil {
 				m.epAt[hns.IDOf(created.ID)] = len(m.eps) - 1
@@ -278,6 +283,26 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 		}
 	})
 	return created, err
+}
+
+// canonical is created, as HNS answered a request for ep, with the strings
+// and addresses it shares with the request and the network held once: HNS
+// answers in JSON, whose every field decodes to a new string, and the model
+// keeps a hundred thousand remote endpoints at 10k services.
+func (m *model) canonical(created, ep hns.Endpoint) hns.Endpoint {
+	if hns.SameID(created.NetworkID, m.network.ID) {
+		created.NetworkID = m.network.ID
+	}
+	if created.Name == ep.Name {
+		created.Name = ep.Name
+	}
+	if created.MAC == ep.MAC {
+		created.MAC = ep.MAC
+	}
+	if slices.Equal(created.IPs, ep.IPs) {
+		created.IPs = ep.IPs
+	}
+	return created
 }
 
 func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
