@@ -1,0 +1,201 @@
+package hnsrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// Client is an hns.Client whose calls are served by another process (Serve). It keeps its
+// connections open between calls, as the agent calls HNS thousands of times in a sync.
+type Client struct {
+	addr string
+	http *http.Client
+}
+
+var _ hns.Client = (*Client)(nil)
+
+// NewClient calls the server at addr, a loopback IP and port. It connects on the first call.
+func NewClient(addr string) (*Client, error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	t := &http.Transport{
+		// No proxy from the environment: the server is on this machine.
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &Client{addr: addr, http: &http.Client{Transport: t}}, nil
+}
+
+// Close closes the client's idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// maxAnswer bounds an answer's length; an ID list of 120,000 objects is under 5 MB.
+const maxAnswer = 1 << 30
+
+// call sends one call and returns the answer's text.
+func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) ([]byte, error) {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return nil, &hns.Error{Op: op, ID: id, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.addr+path(op), bytes.NewReader(body))
+	if err != nil {
+		return nil, &hns.Error{Op: op, ID: id, Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.unreachable(ctx, op, id, err)
+	}
+	defer resp.Body.Close()
+	text, err := readAnswer(resp)
+	if err != nil {
+		return nil, c.unreachable(ctx, op, id, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return text, nil
+	case resp.StatusCode == http.StatusInternalServerError && resp.Header.Get("Content-Type") == "application/json":
+		var w wireError
+		if json.Unmarshal(text, &w) == nil {
+			return nil, w.decode()
+		}
+	}
+	const most = 200
+	if len(text) > most {
+		text = append(text[:most:most], "…"...)
+	}
+	return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered %s: %s", c.addr, resp.Status, strings.TrimSpace(string(text)))}
+}
+
+// readAnswer reads an answer's body, in one piece when its length is known.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	n := resp.ContentLength
+	switch {
+	case n < 0:
+		return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	case n > maxAnswer:
+		return nil, fmt.Errorf("an answer of %d bytes", n)
+	}
+	text := make([]byte, n)
+	_, err := io.ReadFull(resp.Body, text)
+	return text, err
+}
+
+// unreachable is the error of a call that got no answer: the context's when it ended, else HNS not
+// running, which says nothing about the object (the call may or may not have been made).
+func (c *Client) unreachable(ctx context.Context, op hns.Op, id string, err error) error {
+	if ctx.Err() != nil {
+		return &hns.Error{Op: op, ID: id, Err: ctx.Err()}
+	}
+	return &hns.Error{Op: op, ID: id, Kind: hns.ErrHNSNotRunning, Err: fmt.Errorf("the HNS service at %s: %w", c.addr, err)}
+}
+
+// decode makes a call and decodes its JSON answer into out.
+func (c *Client) decode(ctx context.Context, op hns.Op, id string, args request, out any) error {
+	text, err := c.call(ctx, op, id, args)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(text, out); err != nil {
+		return &hns.Error{Op: op, ID: id, Err: fmt.Errorf("reading the HNS service's answer: %w", err)}
+	}
+	return nil
+}
+
+// ids makes an ID enumeration, keeping the answer's text (hns.IDList).
+func (c *Client) ids(ctx context.Context, op hns.Op, id string, args request) (hns.IDList, error) {
+	text, err := c.call(ctx, op, id, args)
+	if err != nil {
+		return hns.IDList{}, err
+	}
+	l, err := hns.ParseIDList(string(text))
+	if err != nil {
+		return hns.IDList{}, &hns.Error{Op: op, ID: id, Err: err}
+	}
+	return l, nil
+}
+
+func (c *Client) Version(ctx context.Context) (hns.Version, error) {
+	var v hns.Version
+	err := c.decode(ctx, hns.OpVersion, "", request{}, &v)
+	return v, err
+}
+
+func (c *Client) GetNetworkByName(ctx context.Context, name string) (hns.Network, error) {
+	var n hns.Network
+	err := c.decode(ctx, hns.OpGetNetworkByName, name, request{Name: name}, &n)
+	return n, err
+}
+
+func (c *Client) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoint, error) {
+	var eps []hns.Endpoint
+	err := c.decode(ctx, hns.OpListEndpoints, networkID, request{NetworkID: networkID}, &eps)
+	return eps, err
+}
+
+func (c *Client) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint, error) {
+	var ep hns.Endpoint
+	err := c.decode(ctx, hns.OpGetEndpointByName, name, request{Name: name}, &ep)
+	return ep, err
+}
+
+func (c *Client) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
+	var out hns.Endpoint
+	err := c.decode(ctx, hns.OpCreateEndpoint, networkID, request{NetworkID: networkID, Endpoint: &ep}, &out)
+	return out, err
+}
+
+func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
+	_, err := c.call(ctx, hns.OpDeleteEndpoint, id, request{ID: id})
+	return err
+}
+
+func (c *Client) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error) {
+	var lbs []hns.LoadBalancer
+	err := c.decode(ctx, hns.OpListLoadBalancers, "", request{}, &lbs)
+	return lbs, err
+}
+
+func (c *Client) ListEndpointIDs(ctx context.Context, networkID string) (hns.IDList, error) {
+	return c.ids(ctx, hns.OpListEndpointIDs, networkID, request{NetworkID: networkID})
+}
+
+func (c *Client) ListLoadBalancerIDs(ctx context.Context) (hns.IDList, error) {
+	return c.ids(ctx, hns.OpListLoadBalancerIDs, "", request{})
+}
+
+func (c *Client) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer, error) {
+	var lb hns.LoadBalancer
+	err := c.decode(ctx, hns.OpGetLoadBalancer, id, request{ID: id}, &lb)
+	return lb, err
+}
+
+func (c *Client) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	var out hns.LoadBalancer
+	err := c.decode(ctx, hns.OpCreateLoadBalancer, "", request{LoadBalancer: &lb}, &out)
+	return out, err
+}
+
+func (c *Client) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
+	var out hns.LoadBalancer
+	err := c.decode(ctx, hns.OpModifyLoadBalancer, id, request{ID: id, LoadBalancer: &lb}, &out)
+	return out, err
+}
+
+func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
+	_, err := c.call(ctx, hns.OpDeleteLoadBalancer, id, request{ID: id})
+	return err
+}
