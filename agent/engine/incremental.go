@@ -323,7 +323,7 @@ func (t *touchedSets) reset() {
 func (c *Incremental) recordChanges(touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	ch := &c.changes
 	ch.Everything, c.everything = c.everything, false
-	ch.LoadBalancers, ch.RemoteEndpoints = ch.LoadBalancers[:0], ch.RemoteEndpoints[:0]
+	ch.LoadBalancers, ch.RemoteEndpoints = reuse(ch.LoadBalancers, len(touchedLB)), reuse(ch.RemoteEndpoints, len(touchedIP))
 	for k := range touchedLB {
 		ch.LoadBalancers = append(ch.LoadBalancers, k)
 	}
@@ -340,6 +340,16 @@ func (c *Incremental) recordChanges(touchedLB map[LBKey]struct{}, touchedIP map[
 	for ip := range touchedIP {
 		ch.RemoteEndpoints = append(ch.RemoteEndpoints, ip)
 	}
+}
+
+// reuse empties s for n elements, or drops it when it is far larger than
+// needed: the first sync's changes name every key and address of the node
+// (100,000 at 10k services), which the event syncs after it need not keep.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) > maxKeptTouched && n <= maxKeptTouched {
+		return nil
+	}
+	return s[:0]
 }
 
 // retract takes back what service k contributed.
