@@ -191,9 +191,49 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 			if before != nil {
 				checkChanges(t, fmt.Sprintf("seed %d, step %d", seed, step), before, got, inc.Changes())
 			}
+			checkAddrs(t, fmt.Sprintf("seed %d, step %d", seed, step), inc)
 			before = snapshot(got)
 		}
 	}
+}
+
+// checkAddrs fails unless the per-address state is exactly what the services' kept results
+// say: no entry for an address nobody uses any more (it would be kept forever), none missing.
+func checkAddrs(t *testing.T, step string, inc *Incremental) {
+	t.Helper()
+	want := map[netip.Addr]addrUse{}
+	for k, r := range inc.results {
+		for _, ip := range r.ips {
+			u := want[ip]
+			u.lookedUp.add(k)
+			want[ip] = u
+		}
+		for _, re := range r.remotes {
+			u := want[re.ip]
+			if re.serviceVIP {
+				u.serviceVIP++
+			} else {
+				u.backend++
+			}
+			want[re.ip] = u
+		}
+	}
+	if len(want) != len(inc.addrs) {
+		t.Fatalf("%s: %d addresses kept, the results use %d", step, len(inc.addrs), len(want))
+	}
+	for ip, w := range want {
+		g, ok := inc.addrs[ip]
+		if !ok || g.backend != w.backend || g.serviceVIP != w.serviceVIP || !sameElements(g.lookedUp.all(), w.lookedUp.all()) {
+			t.Fatalf("%s: address %v kept as %+v, the results say %+v", step, ip, g, w)
+		}
+	}
+}
+
+func sameElements(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // checkReasons fails unless the problems d says it has are those it lists.

@@ -5,49 +5,70 @@ import "slices"
 // smallSet is a set that holds its first element inline. The incremental
 // engine keeps one per address and per frontend, nearly all with one
 // element: a map or a slice each would cost more than the rest of its
-// state.
+// state, so the rest is behind one pointer and the zero value (never a
+// service key or an LB key) means empty: 24 bytes for a string set.
 type smallSet[T comparable] struct {
 	first T
-	has   bool
-	more  []T
+	more  *[]T
 }
 
 func (s *smallSet[T]) add(v T) {
+	var zero T
 	switch {
-	case !s.has:
-		s.first, s.has = v, true
-	case s.first != v && !slices.Contains(s.more, v):
-		s.more = append(s.more, v)
+	case s.first == zero:
+		s.first = v
+	case s.first == v:
+	case s.more == nil:
+		s.more = &[]T{v}
+	case !slices.Contains(*s.more, v):
+		*s.more = append(*s.more, v)
 	}
 }
 
 func (s *smallSet[T]) remove(v T) {
-	if s.has && s.first == v {
-		if n := len(s.more); n > 0 {
-			s.first, s.more = s.more[n-1], s.more[:n-1]
-		} else {
-			var zero T
-			s.first, s.has = zero, false
+	var zero T
+	if v == zero {
+		return
+	}
+	if s.first == v {
+		s.first = zero
+		if s.more != nil {
+			more := *s.more
+			s.first, more = more[len(more)-1], more[:len(more)-1]
+			s.setMore(more)
 		}
 		return
 	}
-	if i := slices.Index(s.more, v); i >= 0 {
-		s.more = slices.Delete(s.more, i, i+1)
+	if s.more != nil {
+		if i := slices.Index(*s.more, v); i >= 0 {
+			s.setMore(slices.Delete(*s.more, i, i+1))
+		}
 	}
 }
 
-func (s smallSet[T]) empty() bool { return !s.has }
+func (s *smallSet[T]) setMore(more []T) {
+	if len(more) == 0 {
+		s.more = nil
+	} else {
+		*s.more = more
+	}
+}
+
+func (s smallSet[T]) empty() bool {
+	var zero T
+	return s.first == zero
+}
 
 // all lists the elements in a new slice, which the caller may keep while
 // it changes the set.
 func (s smallSet[T]) all() []T {
-	if !s.has {
+	if s.empty() {
 		return nil
 	}
-	if len(s.more) == 0 {
+	if s.more == nil {
 		return []T{s.first}
 	}
-	return append([]T{s.first}, s.more...)
+	return append([]T{s.first}, *s.more...)
 }
 
 // lbContributions are the contributions to one LB key: its own service's
