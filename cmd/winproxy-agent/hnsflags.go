@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,23 +10,25 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/hns/hnsrpc"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/hnsdump"
 	"github.com/winproxy/winproxy/agent/ownership"
 )
 
-// hnsFlags select the HNS the agent talks to: the host's (Windows) or a simulated host persisted
-// to a file (Linux, tests, the demo).
+// hnsFlags select the HNS the agent talks to: the host's (Windows), a simulated host persisted
+// to a file (Linux, tests, the demo) or one served by another process (tests, benchmarks).
 type hnsFlags struct {
-	kind     string
-	simState string
-	inMemory bool
-	profile  string
-	stateDir string
+	kind       string
+	simState   string
+	simAddress string
+	profile    string
+	stateDir   string
 }
 
 func (f *hnsFlags) register(fs *pflag.FlagSet) {
@@ -35,7 +38,7 @@ func (f *hnsFlags) register(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&f.kind, "hns", def, "HNS to program: windows (the host's HNS) or sim (a simulated host)")
 	fs.StringVar(&f.simState, "hns-sim-state", "", "with --hns=sim: file holding the simulated host, shared by every process that opens it")
-	fs.BoolVar(&f.inMemory, "hns-sim-in-memory", false, "with --hns=sim: read --hns-sim-state once and keep the host in this process's memory, saving nothing (for measuring an agent on a host of a hundred thousand objects)")
+	fs.StringVar(&f.simAddress, "hns-sim-address", "", "with --hns=sim: the simulated host is served by another process at this loopback address, HOST:PORT (tests and benchmarks: as on Windows, where HNS is a service of its own); instead of --hns-sim-state")
 	fs.StringVar(&f.profile, "hns-sim-profile", "ws2022", "with --hns=sim: Windows Server profile of a new simulated host (ws2019, ws2022, ws2025)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created, on Windows restricted to SYSTEM and Administrators (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
 }
@@ -58,18 +61,19 @@ type host struct {
 func (f *hnsFlags) open() (*host, error) {
 	switch f.kind {
 	case "sim":
-		if f.simState == "" {
-			return nil, errors.New("--hns=sim needs --hns-sim-state FILE")
+		switch {
+		case f.simAddress != "" && f.simState != "":
+			return nil, errors.New("--hns-sim-address and --hns-sim-state exclude each other: the simulated host is served by another process or kept in a file, not both")
+		case f.simAddress != "":
+			return openServedSim(f.simAddress)
+		case f.simState == "":
+			return nil, errors.New("--hns=sim needs --hns-sim-state FILE or --hns-sim-address HOST:PORT")
 		}
 		profile, err := sim.ProfileByName(f.profile)
 		if err != nil {
 			return nil, err
 		}
-		state := sim.WithStateFile(f.simState)
-		if f.inMemory {
-			state = sim.WithStateFileInMemory(f.simState)
-		}
-		s, err := sim.New(state, sim.WithProfile(profile))
+		s, err := sim.New(sim.WithStateFile(f.simState), sim.WithProfile(profile))
 		if err != nil {
 			return nil, fmt.Errorf("opening the simulated host %s: %w", f.simState, err)
 		}
@@ -86,6 +90,29 @@ func (f *hnsFlags) open() (*host, error) {
 		return &host{client: c, windowsBuild: build, hostMAC: interfaceMAC, close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("--hns must be windows or sim, not %q", f.kind)
+}
+
+// openServedSim calls the simulated host another process serves at addr (hnsrpc.Serve). Its
+// Windows build is the release of the HNS version it reports.
+func openServedSim(addr string) (*host, error) {
+	c, err := hnsrpc.NewClient(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := c.Version(ctx)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("the simulated host at %s: %w", addr, err)
+	}
+	build := ""
+	for _, r := range hns.Releases() {
+		if r.HNS == v {
+			build = fmt.Sprint(r.Build)
+		}
+	}
+	return &host{client: c, windowsBuild: build, hostMAC: sim.HostMAC, simulated: true, close: c.Close}, nil
 }
 
 // openOwned opens the HNS and the ledger of what this agent created; close releases both.
@@ -124,6 +151,8 @@ func (f *hnsFlags) ledgerFile() (string, error) {
 		return f.simState + ".owned", nil
 	case os.Getenv("ProgramData") != "":
 		dir = filepath.Join(os.Getenv("ProgramData"), "winproxy")
+	case f.kind == "sim" && f.simAddress != "":
+		return "", errors.New("--state-dir is required with --hns-sim-address: there is no state file to keep the ledger beside")
 	default:
 		return "", errors.New("--state-dir is required")
 	}

@@ -21,17 +21,15 @@ import (
 // Sim is a simulated HNS host implementing hns.Client. It is safe for
 // concurrent use.
 type Sim struct {
-	mu    sync.Mutex
-	h     *host
-	store *store // nil: in memory only
-	// seedPath is the state file an in-memory host starts from.
-	seedPath string
-	detIDs   bool
-	latency  map[Op]time.Duration
-	defLat   time.Duration
-	sleep    func(context.Context, time.Duration) error
-	counts   Counts
-	faults   faults
+	mu      sync.Mutex
+	h       *host
+	store   *store // nil: in memory only
+	detIDs  bool
+	latency map[Op]time.Duration
+	defLat  time.Duration
+	sleep   func(context.Context, time.Duration) error
+	counts  Counts
+	faults  faults
 	// weatherRng draws the failures of the host's Weather, seeded on first use.
 	weatherRng  *mrand.Rand
 	weatherSeed int64
@@ -68,13 +66,6 @@ func WithStateFile(path string) Option {
 	return func(s *Sim) { s.store = &store{path: path} }
 }
 
-// WithStateFileInMemory starts the host from the state file at path, read
-// once, and keeps it in this process's memory: nothing is saved and no other
-// process sees its changes. A state file is saved whole after every write,
-// which a host of a hundred thousand objects cannot afford; this is for
-// measuring an agent on one (docs/performance.md).
-func WithStateFileInMemory(path string) Option { return func(s *Sim) { s.seedPath = path } }
-
 // WithState starts the host from st instead of an empty one, e.g. from a
 // host's saved HNS dump, to see what a sync would do to it (winproxy-agent
 // plan --hns). Without a state file only: a file's content describes the
@@ -86,16 +77,6 @@ func New(opts ...Option) (*Sim, error) {
 	s := &Sim{h: newHost(WS2022), latency: map[Op]time.Duration{}, sleep: sleepCtx}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.seedPath != "" {
-		st, ok, err := (&store{path: s.seedPath}).load()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("sim: no state file %s", s.seedPath)
-		}
-		s.h = hostFromState(st)
 	}
 	if s.store == nil {
 		return s, nil

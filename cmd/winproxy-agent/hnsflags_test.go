@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/winproxy/winproxy/agent/hns/hnsrpc"
+	"github.com/winproxy/winproxy/agent/hns/sim"
+	"github.com/winproxy/winproxy/agent/hnsdump"
+)
+
+// With --hns-sim-address the agent's commands call a simulated host that another process (here
+// the test) serves, and keep the ledger in --state-dir.
+func TestServedSimHost(t *testing.T) {
+	state := migratingHost(t)
+	stateDir := t.TempDir()
+	if err := os.Rename(state+".owned", filepath.Join(stateDir, "owned.ledger")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(sim.WithStateFile(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	srv, err := hnsrpc.Serve("127.0.0.1:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+
+	out, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-address", srv.Addr(), "--state-dir", stateDir, "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d hnsdump.Dump
+	if err := yaml.UnmarshalStrict([]byte(out), &d); err != nil {
+		t.Fatalf("-o yaml: %v\n%s", err, out)
+	}
+	owners := map[string]string{}
+	for _, lb := range d.LoadBalancers {
+		owners[lb.VIP().String()] = lb.Owner
+	}
+	if owners["10.0.0.100"] != hnsdump.OwnerForeign || owners["10.0.0.50"] != hnsdump.OwnerWinproxy {
+		t.Errorf("owners by VIP = %v", owners)
+	}
+	if !d.Host.Simulated || d.Host.HNSVersion != "13.3" || d.Host.WindowsBuild != "20348" || len(d.Host.Interfaces) != 0 {
+		t.Errorf("host %+v, want the simulated WS2022 of the served host", d.Host)
+	}
+	if n := s.Counts().Calls[sim.OpListLoadBalancers]; n != 1 {
+		t.Errorf("the served host answered %d load balancer lists, want the dump's one", n)
+	}
+}
+
+// --hns-sim-address is refused with what is wrong: beside a state file, off loopback, without a
+// ledger folder, or with nobody serving.
+func TestServedSimHostErrors(t *testing.T) {
+	srv, err := hnsrpc.Serve("127.0.0.1:0", sim.MustNew())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := srv.Addr()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stateDir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hns-sim-address", "127.0.0.1:1", "--hns-sim-state", filepath.Join(stateDir, "host.json")}, "--hns-sim-address and --hns-sim-state exclude each other"},
+		{[]string{"--hns-sim-address", "192.0.2.1:9000", "--state-dir", stateDir}, "want a loopback IP and port"},
+		{[]string{"--hns-sim-address", gone, "--state-dir", stateDir}, "HNS not running"},
+		{[]string{"--state-dir", stateDir}, "--hns=sim needs --hns-sim-state FILE or --hns-sim-address HOST:PORT"},
+	} {
+		_, err := runAgent(append([]string{"hns", "dump", "--hns=sim"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	s := sim.MustNew()
+	srv, err = hnsrpc.Serve("127.0.0.1:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	t.Setenv("ProgramData", "")
+	if _, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-address", srv.Addr()); err == nil || !strings.Contains(err.Error(), "--state-dir is required with --hns-sim-address") {
+		t.Errorf("without --state-dir: %v", err)
+	}
+}
