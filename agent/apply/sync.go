@@ -45,8 +45,11 @@ type syncState struct {
 }
 
 // index is a sync's lookup tables over what HNS listed. The Applier keeps
-// one and clears it after each sync, so that a resync reuses its storage
-// instead of allocating (and collecting) maps of every endpoint again.
+// one and clears it after each sync, so that a resync of a small node
+// reuses its storage instead of allocating (and collecting) maps of every
+// endpoint again; a large node's (more than keptIndexSize endpoints) is let
+// go, as its full syncs are minutes apart and its maps would hold about
+// 10 MB between them at 10k services.
 type index struct {
 	local map[netip.Addr]string // IP -> local endpoint ID
 	// Listed endpoints are referred to by their index in the observation.
@@ -68,9 +71,16 @@ func newIndex() *index {
 		listedLB: map[hns.ID]hns.LoadBalancer{}, claimed: map[hns.ID]bool{}}
 }
 
-// reset empties the index, keeping its storage but no reference into the
-// last observation.
+// keptIndexSize is the most endpoints an index keeps storage for.
+const keptIndexSize = 4096
+
+// reset empties the index, keeping its storage (up to keptIndexSize
+// endpoints) but no reference into the last observation.
 func (x *index) reset() {
+	if cap(x.remembered) > keptIndexSize || len(x.listedLB) > keptIndexSize {
+		*x = *newIndex()
+		return
+	}
 	clear(x.local)
 	clear(x.remoteByIP)
 	x.ours = x.ours[:0]
