@@ -1,15 +1,12 @@
 package hnsrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -17,8 +14,8 @@ import (
 // Client is an hns.Client whose calls are served by another process (Serve). It keeps its
 // connections open between calls, as the agent calls HNS thousands of times in a sync.
 type Client struct {
-	addr string
-	http *http.Client
+	addr  string
+	conns pool
 }
 
 var _ hns.Client = (*Client)(nil)
@@ -28,18 +25,11 @@ func NewClient(addr string) (*Client, error) {
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
-	t := &http.Transport{
-		// No proxy from the environment: the server is on this machine.
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
-	return &Client{addr: addr, http: &http.Client{Transport: t}}, nil
+	return &Client{addr: addr, conns: pool{addr: addr}}, nil
 }
 
 // Close closes the client's idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() { c.conns.close() }
 
 // maxAnswer bounds an answer's length; an ID list of 120,000 objects is under 5 MB.
 const maxAnswer = 1 << 30
@@ -50,17 +40,7 @@ func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) (
 	if err != nil {
 		return nil, &hns.Error{Op: op, ID: id, Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.addr+path(op), bytes.NewReader(body))
-	if err != nil {
-		return nil, &hns.Error{Op: op, ID: id, Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, c.unreachable(ctx, op, id, err)
-	}
-	defer resp.Body.Close()
-	text, err := readAnswer(resp)
+	resp, text, err := c.conns.exchange(ctx, path(op), body)
 	if err != nil {
 		return nil, c.unreachable(ctx, op, id, err)
 	}
