@@ -37,9 +37,8 @@ func (p *pool) exchange(ctx context.Context, path string, body []byte) (*http.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	if d, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(d)
-	}
+	// Only once the context has ended (its Err set, so that the caller reports it) does the
+	// connection's deadline pass.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	resp, text, err := c.exchange(p.addr, path, body)
 	if !stop() || err != nil || resp.Close {
@@ -47,7 +46,6 @@ func (p *pool) exchange(ctx context.Context, path string, body []byte) (*http.Re
 		_ = c.Close()
 		return resp, text, err
 	}
-	_ = c.SetDeadline(time.Time{})
 	p.put(c)
 	return resp, text, nil
 }
