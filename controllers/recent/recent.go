@@ -1,22 +1,30 @@
 // Package recent covers the lag of the controller's cache behind the controller's own writes:
 // right after a rollout step writes hundreds of WindowsProxyNodes, or the config's status, the
 // reconciles their events trigger may still read the old objects and would write them again (and
-// repeat events). Writes remembers each written object with the resourceVersion it replaced, and
-// stands in for the cached object only while the cache still holds exactly that version. It is an
-// optimisation, never the source of truth: after a restart it is empty and the cache alone
-// decides.
+// repeat events). Writes remembers each written object and stands in for the cached object until
+// the cache shows that write or a later version. It is an optimisation, never the source of truth:
+// after a restart it is empty and the cache alone decides.
+//
+// Resource versions are compared as Kubernetes defines it since v1.35 for the objects of one
+// resource (KEP-5504, comparable resource versions: a later write has a larger one), so that a
+// cache showing a version between the one a write replaced and the write's own (an agent's
+// report the watch delivered first) is known to be behind. A time limit would not do: on a loaded
+// apiserver a 5,000-node rollout's watch events can arrive more than a minute after the writes,
+// and every write the memory forgot while the cache still showed an older version was made again.
 package recent
 
 import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// TTL bounds how long a write stands in for the cache: long enough for any watch lag, short
-// enough that a write the cache never shows (its object was deleted at once) is forgotten.
+// TTL bounds how long a write stands in for a cache that does not hold its object at all (a
+// create the watch has not delivered, or whose object was deleted at once, which the cache may
+// never show), and for a cache whose versions cannot be compared with the write's.
 const TTL = 30 * time.Second
 
 // Writes are the objects of one kind the controller wrote and the cache may not show yet. It is
@@ -30,8 +38,9 @@ type Writes[T client.Object] struct {
 type write[T client.Object] struct {
 	// replaced is the resourceVersion before the write; empty for a create.
 	replaced string
-	obj      T
-	at       time.Time
+	// obj is the object as the write returned it, with the resourceVersion it produced.
+	obj T
+	at  time.Time
 }
 
 // NewWrites returns an empty record whose writes age on clk.
@@ -76,16 +85,30 @@ func (r *Writes[T]) Fresh(cached T) (T, bool) {
 
 func (r *Writes[T]) staleLocked(name string, cached T, found bool) (T, bool) {
 	w, ok := r.m[name]
-	switch {
-	case !ok:
-	case r.clock.Since(w.at) > TTL:
-		delete(r.m, name)
-	case found && cached.GetResourceVersion() == w.replaced, !found && w.replaced == "":
-		return w.obj, true
-	default:
-		// The cache has our write, or moved past it (another write, a deletion).
+	if ok {
+		if behind(w, cached, found, r.clock.Since(w.at) <= TTL) {
+			return w.obj, true
+		}
+		// The cache has our write or a later version, the object was deleted, or the cache's
+		// versions cannot tell and TTL passed.
 		delete(r.m, name)
 	}
 	var zero T
 	return zero, false
+}
+
+// behind reports whether the cache (cached, when found) has not caught up with write w yet.
+// young is true while w is within TTL.
+func behind[T client.Object](w write[T], cached T, found, young bool) bool {
+	if !found {
+		return w.replaced == "" && young
+	}
+	if cached.GetUID() != w.obj.GetUID() && cached.GetUID() != "" && w.obj.GetUID() != "" {
+		return false // deleted and created again by someone else
+	}
+	c, err := resourceversion.CompareResourceVersion(cached.GetResourceVersion(), w.obj.GetResourceVersion())
+	if err != nil {
+		return cached.GetResourceVersion() == w.replaced && young
+	}
+	return c < 0
 }
