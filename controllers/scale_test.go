@@ -5,11 +5,13 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -36,9 +39,13 @@ import (
 // stops the controller and measures the floor, the same number of bare patches by a minimal client
 // (patchFloor), and reports the ratio of the last write to it. After the loop it reports the
 // controller's heap and the API writes it makes while nothing changes, with every node's kubelet
-// heartbeat updated once in that window. It is a benchmark so that `go test ./...` skips it; run it with
+// heartbeat updated once in that window. Per change it also logs why each WindowsProxyNode write
+// was made (see why), the reconciles by result, and the kube-apiserver's CPU per node
+// in the change and in the floor: unlike the times, that does not depend on the share of the
+// cores other jobs leave it. It is a benchmark so that `go test ./...` skips it; run it with -v,
+// without which go test keeps only a benchmark's first 10 log lines:
 //
-//	go test ./controllers -run '^$' -bench BenchmarkFleet -benchtime 1x
+//	go test ./controllers -run '^$' -bench BenchmarkFleet -benchtime 1x -v
 func BenchmarkFleet(b *testing.B) {
 	nodes := 1000
 	if v := os.Getenv("WINPROXY_SCALE_NODES"); v != "" {
@@ -72,7 +79,10 @@ func BenchmarkFleet(b *testing.B) {
 	for i := range b.N * changesPerOp {
 		old := hashes(b)
 		done := allUpdated(b, nodes, old)
-		before := c.wpnSpecWrites()
+		before, whyBefore := c.wpnSpecWrites(), c.writes.wpnReasons()
+		recsBefore := reconcileResults(b)
+		apiBefore := apiServerFigures(b)
+		watchReopens.Store(0)
 		start := time.Now()
 		if err := patchConfig(ctx, "scale", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Sync.PeriodSeconds = int32(31 + i%3000) }); err != nil {
 			b.Fatal(err)
@@ -81,6 +91,7 @@ func BenchmarkFleet(b *testing.B) {
 		if at.IsZero() {
 			b.FailNow() // allUpdated said why; a zero time would make the figures nonsense
 		}
+		apiChange := apiServerFigures(b).minus(apiBefore)
 		specs += at.Sub(start)
 		written += c.writes.lastAt().Sub(start)
 		waitProgrammed(b, "scale", nodes)
@@ -88,10 +99,15 @@ func BenchmarkFleet(b *testing.B) {
 		wpnWrites += c.wpnSpecWrites() - before
 		// The floor, right after the change so that both meet the machine's load alike.
 		c.stop()
+		apiBefore = apiServerFigures(b)
 		f := patchFloor(b, nodes)
+		apiFloor := apiServerFigures(b).minus(apiBefore)
 		floor += f
 		last := c.writes.lastAt().Sub(start)
 		b.Logf("change %d: last write after %v, the floor %v: %.2fx", i+1, last.Round(time.Millisecond), f.Round(time.Millisecond), last.Seconds()/f.Seconds())
+		b.Logf("change %d: WindowsProxyNode writes by why: %v; reconciles by result: %v", i+1, diff(c.writes.wpnReasons(), whyBefore), diff(reconcileResults(b), recsBefore))
+		b.Logf("change %d: kube-apiserver CPU per node until every spec was seen %.1f ms (%d watchers closed as unresponsive, %d of them the benchmark's), in the floor %.1f ms (%d)",
+			i+1, 1000*apiChange.cpu/float64(nodes), int(apiChange.terminatedWatchers), watchReopens.Load(), 1000*apiFloor.cpu/float64(nodes), int(apiFloor.terminatedWatchers))
 		c = restartController(b)
 	}
 	b.StopTimer()
@@ -223,54 +239,84 @@ func patchConfig(ctx context.Context, name string, mutate func(*winproxyv1alpha1
 	return env.Client.Patch(ctx, c, client.MergeFrom(before))
 }
 
+// watchReopens counts the watches of WindowsProxyNodes the benchmark's watchers (allUpdated, the
+// simulated agents) had to open again after the apiserver closed them.
+var watchReopens atomic.Int64
+
+// watchNodes passes each WindowsProxyNode event after resourceVersion rv ("": every object first)
+// to handle until ctx ends. A closed watch is opened again from the last version it delivered: one
+// opened afresh would send every object first, and at fleet scale the apiserver closed such
+// watches as unresponsive while they did, over and over.
+func watchNodes(ctx context.Context, wc client.WithWatch, rv string, handle func(watch.EventType, *winproxyv1alpha1.WindowsProxyNode)) {
+	for opened := 0; ctx.Err() == nil; opened++ {
+		if opened > 0 {
+			watchReopens.Add(1)
+		}
+		w, err := wc.Watch(ctx, &winproxyv1alpha1.WindowsProxyNodeList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			switch o := ev.Object.(type) {
+			case *winproxyv1alpha1.WindowsProxyNode:
+				rv = o.ResourceVersion
+				if ev.Type != watch.Bookmark {
+					handle(ev.Type, o)
+				}
+			case *metav1.Status:
+				if o.Code == http.StatusGone {
+					rv = "" // too old to resume: start over from every object
+				}
+			}
+		}
+	}
+}
+
 // allUpdatedTimeout is how long allUpdated waits: a change reached 5,000 nodes in up to 5 min on
 // 2 loaded cores, so the wait is well past that, and a timeout fails the benchmark.
 const allUpdatedTimeout = 15 * time.Minute
 
-// allUpdated watches the WindowsProxyNodes and sends the time at which n of them carry a hash
-// other than their hash in old. A closed watch is reopened; its initial events restate every
-// object, so nothing is missed.
+// allUpdated lists the WindowsProxyNodes, watches them from there and sends the time at which n
+// of them carry a hash other than their hash in old.
 func allUpdated(tb testing.TB, n int, old map[string]string) <-chan time.Time {
 	tb.Helper()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	open := func() watch.Interface {
-		w, err := wc.Watch(context.Background(), &winproxyv1alpha1.WindowsProxyNodeList{})
-		if err != nil {
-			tb.Error(err)
-			return watch.NewEmptyWatch()
-		}
-		return w
+	var list winproxyv1alpha1.WindowsProxyNodeList
+	if err := wc.List(context.Background(), &list); err != nil {
+		tb.Fatal(err)
 	}
-	w := open()
+	updated := map[string]bool{}
+	for i := range list.Items {
+		if w := &list.Items[i]; w.Spec.Hash != old[w.Name] {
+			updated[w.Name] = true
+		}
+	}
 	done := make(chan time.Time, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), allUpdatedTimeout)
 	go func() {
-		updated := map[string]bool{}
-		timeout := time.After(allUpdatedTimeout)
-		for {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					w = open()
-					continue
-				}
-				if o, ok := ev.Object.(*winproxyv1alpha1.WindowsProxyNode); ok && o.Spec.Hash != old[o.Name] {
+		defer cancel()
+		var at time.Time
+		if len(updated) == n {
+			at = time.Now()
+		} else {
+			watchNodes(ctx, wc, list.ResourceVersion, func(_ watch.EventType, o *winproxyv1alpha1.WindowsProxyNode) {
+				if o.Spec.Hash != old[o.Name] {
 					updated[o.Name] = true
 				}
-				if len(updated) == n {
-					w.Stop()
-					done <- time.Now()
-					return
+				if len(updated) == n && at.IsZero() {
+					at = time.Now()
+					cancel()
 				}
-			case <-timeout:
-				w.Stop()
-				tb.Errorf("only %d of %d WindowsProxyNodes carried a new hash after %v", len(updated), n, allUpdatedTimeout)
-				done <- time.Time{}
-				return
-			}
+			})
 		}
+		if at.IsZero() {
+			tb.Errorf("only %d of %d WindowsProxyNodes carried a new hash after %v", len(updated), n, allUpdatedTimeout)
+		}
+		done <- at
 	}()
 	return done
 }
@@ -312,6 +358,91 @@ func reconciles(tb testing.TB) float64 {
 		total += m.GetCounter().GetValue()
 	}
 	return total
+}
+
+// apiServer is what the test kube-apiserver's own metrics say about its work.
+type apiServer struct {
+	// cpu is the process's CPU time in seconds; terminatedWatchers counts the watchers of
+	// WindowsProxyNodes it closed because they did not take their events in time.
+	cpu, terminatedWatchers float64
+}
+
+func (a apiServer) minus(b apiServer) apiServer {
+	return apiServer{cpu: a.cpu - b.cpu, terminatedWatchers: a.terminatedWatchers - b.terminatedWatchers}
+}
+
+// apiServerFigures reads the test kube-apiserver's /metrics: its CPU time tells what a fan-out
+// costs it whatever share of the machine's cores it got, which other jobs change from minute to
+// minute.
+func apiServerFigures(tb testing.TB) apiServer {
+	tb.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out apiServer
+	for line := range strings.Lines(string(body)) {
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[1], 64)
+		switch {
+		case err != nil:
+		case fields[0] == "process_cpu_seconds_total":
+			out.cpu = v
+		case fields[0] == `apiserver_terminated_watchers_total{group="winproxy.io",resource="windowsproxynodes"}`:
+			out.terminatedWatchers = v
+		}
+	}
+	return out
+}
+
+// diff is after minus before, by key, without the keys that did not change.
+func diff[V int | float64](after, before map[string]V) map[string]V {
+	out := map[string]V{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// reconcileResults counts the reconciles so far by result (success, error, requeue,
+// requeue_after), the workqueue's retries and the reconciles' seconds.
+func reconcileResults(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	out := map[string]float64{}
+	for _, m := range controllerMetric(tb, "controller_runtime_reconcile_total") {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "result" {
+				out[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "workqueue_retries_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == controllerName {
+					out["retries"] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	_, out["seconds"] = reconcileTime(tb)
+	return out
 }
 
 // reconcileTime returns the count, total and largest bucket bound of reconcile durations.

@@ -5,6 +5,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -13,10 +14,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,12 +51,71 @@ func (c *offsetClock) Now() time.Time                  { return time.Now().Add(t
 func (c *offsetClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 func (c *offsetClock) advance(d time.Duration)         { c.offset.Add(int64(d)) }
 
-// writeCounter counts the API writes a client makes, by verb, type and subresource.
+// writeCounter counts the API writes a client makes, by verb, type and subresource, and
+// classifies each WindowsProxyNode spec write by why it was made (see why).
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
 	// last is the time of the last WindowsProxyNode write.
 	last time.Time
+	// wpns is the last spec write to each WindowsProxyNode, reasons the writes by why.
+	wpns    map[string]wpnWrite
+	reasons map[string]int
+}
+
+// wpnWrite is one WindowsProxyNode spec write: the hash it wrote, the resourceVersion it was
+// based on and the one it produced, when it ended and how.
+type wpnWrite struct {
+	hash, base, rv string
+	at             time.Time
+	err            error
+}
+
+// wpnWriteAudit wraps a WindowsProxyNode spec write (create or patch) to classify it.
+func (w *writeCounter) wpnWriteAudit(obj client.Object, write func() error) error {
+	wpn, ok := obj.(*winproxyv1alpha1.WindowsProxyNode)
+	if !ok {
+		return write()
+	}
+	base := wpn.ResourceVersion
+	err := write()
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev, had := w.wpns[wpn.Name]
+	w.reasons[why(prev, had, wpn.Spec.Hash, base, now)]++
+	if err != nil {
+		w.reasons["failed: "+string(apierrors.ReasonForError(err))]++
+	}
+	w.wpns[wpn.Name] = wpnWrite{hash: wpn.Spec.Hash, base: base, rv: wpn.ResourceVersion, at: now, err: err}
+	return err
+}
+
+// why a WindowsProxyNode was written with hash over version base, given the previous write.
+func why(prev wpnWrite, had bool, hash, base string, now time.Time) string {
+	switch {
+	case !had || prev.hash != hash:
+		return "first write of its hash"
+	case prev.err != nil:
+		return "again after a failed write"
+	case base == prev.base:
+		age := "< 30 s"
+		if now.Sub(prev.at) >= 30*time.Second {
+			age = ">= 30 s"
+		}
+		return "same hash again over the version the last write replaced (cache lagged), " + age + " after it"
+	case base == prev.rv:
+		return "same hash again over its own write"
+	default:
+		return "same hash again over a later version"
+	}
+}
+
+// wpnReasons is why the WindowsProxyNode spec writes were made, with how many of each.
+func (w *writeCounter) wpnReasons() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.reasons)
 }
 
 func (w *writeCounter) add(verb string, obj client.Object, sub string) {
@@ -104,7 +166,7 @@ func (w *writeCounter) newClientFunc() client.NewClientFunc {
 		return interceptor.NewClient(c, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
 				w.add("create", obj, "")
-				return c.Create(ctx, obj, o...)
+				return w.wpnWriteAudit(obj, func() error { return c.Create(ctx, obj, o...) })
 			},
 			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.UpdateOption) error {
 				w.add("update", obj, "")
@@ -112,7 +174,7 @@ func (w *writeCounter) newClientFunc() client.NewClientFunc {
 			},
 			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, o ...client.PatchOption) error {
 				w.add("patch", obj, "")
-				return c.Patch(ctx, obj, p, o...)
+				return w.wpnWriteAudit(obj, func() error { return c.Patch(ctx, obj, p, o...) })
 			},
 			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.DeleteOption) error {
 				w.add("delete", obj, "")
@@ -158,7 +220,7 @@ type setupFunc func(ctrl.Manager, *controller) error
 // startManager starts a manager, as cmd/winproxy-controller wires it, with what setup adds.
 func startManager(t testing.TB, setup ...setupFunc) *controller {
 	t.Helper()
-	c := &controller{clock: &offsetClock{}, writes: &writeCounter{counts: map[string]int{}}, done: make(chan error, 1)}
+	c := &controller{clock: &offsetClock{}, writes: &writeCounter{counts: map[string]int{}, wpns: map[string]wpnWrite{}, reasons: map[string]int{}}, done: make(chan error, 1)}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Cache:      CacheOptions(heartbeatNamespace),
@@ -237,7 +299,11 @@ func startAgents(t testing.TB, prefix string) *agents {
 
 // startWatchingAgents starts agents that answer each change of their WindowsProxyNode as it is
 // watched, as real agents do: at fleet scale, polling 1,000 objects every second would measure
-// the agents' listing, not the controller.
+// the agents' listing, not the controller. The watch never waits for the agents: it keeps the
+// latest object of each node for 8 writers, as a real agent's informer and workqueue do, and a
+// closed watch resumes where it was (see watchNodes). A watch that waited for the writers, then
+// restarted from every object, was closed by the apiserver as unresponsive 270 times in one
+// 5,000-node run, holding up every other watch of the kind each time.
 func startWatchingAgents(t testing.TB, prefix string) *agents {
 	t.Helper()
 	a := &agents{prefix: prefix, how: map[string]behaviour{}, downgraded: map[string]bool{}}
@@ -247,31 +313,40 @@ func startWatchingAgents(t testing.TB, prefix string) *agents {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	work := make(chan *winproxyv1alpha1.WindowsProxyNode, 1024)
+	queue := workqueue.NewTyped[string]()
+	var mu sync.Mutex
+	latest := map[string]*winproxyv1alpha1.WindowsProxyNode{}
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			for w := range work {
-				a.answer(ctx, w)
+			for {
+				name, shutdown := queue.Get()
+				if shutdown {
+					return
+				}
+				mu.Lock()
+				w := latest[name]
+				delete(latest, name) // not to count in the controller's heap
+				mu.Unlock()
+				if w != nil {
+					a.answer(ctx, w)
+				}
+				queue.Done(name)
 			}
 		})
 	}
 	go func() {
 		defer close(done)
 		defer wg.Wait()
-		defer close(work)
-		for ctx.Err() == nil {
-			w, err := wc.Watch(ctx, &winproxyv1alpha1.WindowsProxyNodeList{})
-			if err != nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
+		defer queue.ShutDown()
+		watchNodes(ctx, wc, "", func(typ watch.EventType, o *winproxyv1alpha1.WindowsProxyNode) {
+			if typ != watch.Deleted && strings.HasPrefix(o.Name, prefix) {
+				mu.Lock()
+				latest[o.Name] = o
+				mu.Unlock()
+				queue.Add(o.Name)
 			}
-			for ev := range w.ResultChan() {
-				if o, ok := ev.Object.(*winproxyv1alpha1.WindowsProxyNode); ok && ev.Type != watch.Deleted && strings.HasPrefix(o.Name, prefix) {
-					work <- o
-				}
-			}
-		}
+		})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return a
