@@ -305,6 +305,20 @@ func (m *model) canonical(created, ep hns.Endpoint) hns.Endpoint {
 	return created
 }
 
+// sharedLB is got, as HNS answered a request for lb, with the addresses and
+// backend IDs it shares with the request: the request's backend IDs are the
+// model's own endpoint IDs, where the answer's are new strings, ten a load
+// balancer.
+func sharedLB(got, lb hns.LoadBalancer) hns.LoadBalancer {
+	if slices.Equal(got.FrontendVIPs, lb.FrontendVIPs) {
+		got.FrontendVIPs = lb.FrontendVIPs
+	}
+	if slices.Equal(got.BackendEndpointIDs, lb.BackendEndpointIDs) {
+		got.BackendEndpointIDs = lb.BackendEndpointIDs
+	}
+	return got
+}
+
 func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
 	err := m.Client.DeleteEndpoint(ctx, id)
 	m.wrote(err, true, func() { mark(&m.epGone, id); m.removed(id); m.localDeleted(id) })
@@ -314,6 +328,7 @@ func (m *model) DeleteEndpoint(ctx context.Context, id string) error {
 func (m *model) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
 	created, err := m.Client.CreateLoadBalancer(ctx, lb)
 	m.wrote(err, false, func() {
+		created = sharedLB(created, lb)
 		m.lbs = append(m.lbs, created)
 		if m.lbAt != nil {
 			m.lbAt[hns.IDOf(created.ID)] = len(m.lbs) - 1
@@ -329,7 +344,7 @@ func (m *model) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBa
 		if m.lbNow == nil {
 			m.lbNow = map[hns.ID]hns.LoadBalancer{}
 		}
-		now := got
+		now := sharedLB(got, lb)
 		now.ID = id
 		m.lbNow[hns.IDOf(id)] = now
 	})
