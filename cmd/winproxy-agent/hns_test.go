@@ -84,17 +84,7 @@ func TestHNSDumpShowsOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d hnsdump.Dump
-	if err := yaml.UnmarshalStrict([]byte(out), &d); err != nil {
-		t.Fatalf("-o yaml: %v\n%s", err, out)
-	}
-	owners := map[string]string{}
-	for _, lb := range d.LoadBalancers {
-		owners[lb.VIP().String()] = lb.Owner
-	}
-	if owners["10.0.0.100"] != hnsdump.OwnerForeign || owners["10.0.0.50"] != hnsdump.OwnerWinproxy {
-		t.Errorf("owners by VIP = %v", owners)
-	}
+	d := ownersDumped(t, out)
 	if len(d.Networks) != 1 || d.Networks[0].Name != "cbr0" || !d.Host.Simulated || d.Host.HNSVersion != "13.3" {
 		t.Errorf("networks %v, host %+v", d.Networks, d.Host)
 	}
@@ -136,4 +126,22 @@ func TestHNSDumpEscapesControlBytes(t *testing.T) {
 	if want := `evil^[]0;pwned\x07^[[2J\u009b`; !strings.Contains(out, want) {
 		t.Errorf("the table lacks the escaped name %s:\n%s", want, out)
 	}
+}
+
+// ownersDumped reads `hns dump -o yaml` of the host migratingHost makes and checks that it tells
+// the foreign load balancer (10.0.0.100) from winproxy's (10.0.0.50).
+func ownersDumped(t *testing.T, out string) hnsdump.Dump {
+	t.Helper()
+	var d hnsdump.Dump
+	if err := yaml.UnmarshalStrict([]byte(out), &d); err != nil {
+		t.Fatalf("-o yaml: %v\n%s", err, out)
+	}
+	owners := map[string]string{}
+	for _, lb := range d.LoadBalancers {
+		owners[lb.VIP().String()] = lb.Owner
+	}
+	if owners["10.0.0.100"] != hnsdump.OwnerForeign || owners["10.0.0.50"] != hnsdump.OwnerWinproxy {
+		t.Errorf("owners by VIP = %v", owners)
+	}
+	return d
 }

@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/winproxy/winproxy/agent/hns/hnsrpc"
 	"github.com/winproxy/winproxy/agent/hns/sim"
-	"github.com/winproxy/winproxy/agent/hnsdump"
 )
 
 // With --hns-sim-address the agent's commands call a simulated host that another process (here
@@ -36,17 +33,7 @@ func TestServedSimHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d hnsdump.Dump
-	if err := yaml.UnmarshalStrict([]byte(out), &d); err != nil {
-		t.Fatalf("-o yaml: %v\n%s", err, out)
-	}
-	owners := map[string]string{}
-	for _, lb := range d.LoadBalancers {
-		owners[lb.VIP().String()] = lb.Owner
-	}
-	if owners["10.0.0.100"] != hnsdump.OwnerForeign || owners["10.0.0.50"] != hnsdump.OwnerWinproxy {
-		t.Errorf("owners by VIP = %v", owners)
-	}
+	d := ownersDumped(t, out)
 	if !d.Host.Simulated || d.Host.HNSVersion != "13.3" || d.Host.WindowsBuild != "20348" || len(d.Host.Interfaces) != 0 {
 		t.Errorf("host %+v, want the simulated WS2022 of the served host", d.Host)
 	}

@@ -40,40 +40,10 @@ func TestContract(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		for _, typ := range []hns.NetworkType{hns.NetworkTypeL2Bridge, hns.NetworkTypeOverlay} {
 			t.Run(p.Name+"-"+string(typ), func(t *testing.T) {
-				hnstest.Run(t, func(t *testing.T) hnstest.Env {
-					s := sim.MustNew(sim.WithProfile(p))
-					n, err := s.AddNetwork(hns.Network{Name: hnstest.NamePrefix + "net", Type: typ})
-					if err != nil {
-						t.Fatal(err)
-					}
-					return hnstest.Env{
-						Client:       serve(t, s),
-						Network:      n,
-						DualStack:    !n.IsOverlay() && p.Capabilities().IPv6DualStack,
-						WindowsBuild: p.Build,
-						Harness:      harness{s: s, network: n},
-					}
-				})
+				hnstest.Run(t, hnstest.SimFixture(p, typ, func(t *testing.T, s *sim.Sim) hns.Client { return serve(t, s) }))
 			})
 		}
 	}
-}
-
-// harness changes the served host directly, as a CNI changes the host's HNS.
-type harness struct {
-	s       *sim.Sim
-	network hns.Network
-}
-
-func (h harness) AddLocalEndpoint(_ context.Context, name string, ips ...netip.Addr) (hns.Endpoint, error) {
-	return h.s.AddLocalEndpoint(h.network.Name, name, ips...)
-}
-
-func (h harness) RecreateNetwork(context.Context) (hns.Network, error) {
-	if err := h.s.RemoveNetwork(h.network.Name); err != nil {
-		return hns.Network{}, err
-	}
-	return h.s.AddNetwork(hns.Network{Name: h.network.Name, Type: h.network.Type})
 }
 
 // sentinels are every sentinel of package hns, and context's.
