@@ -6,6 +6,7 @@ package nodestatus
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,7 +263,10 @@ func healthFailureSummary(h Health) string {
 // withSyncTime stamps the sync time and duration only when the rest of the status changed.
 func withSyncTime(prev, st v1alpha1.WindowsProxyNodeStatus, s Sync) v1alpha1.WindowsProxyNodeStatus {
 	st.LastSyncTime, st.LastSyncDurationMilliseconds = prev.LastSyncTime, prev.LastSyncDurationMilliseconds
-	if st.LastSyncTime != nil && equality.Semantic.DeepEqual(prev, st) {
+	// reflect.DeepEqual first: after a sync that changed nothing, st holds prev's values bit for bit
+	// and it answers in a fraction of the semantic comparison's time (a reflective call per
+	// timestamp, 4 % of an EndpointSlice event's CPU); the semantic one still decides the rest.
+	if st.LastSyncTime != nil && (reflect.DeepEqual(prev, st) || equality.Semantic.DeepEqual(prev, st)) {
 		// prev itself, equal to st: the caller's own comparison with the status it holds then
 		// meets the same slices and ends at once, instead of walking every condition again
 		// after each sync.
