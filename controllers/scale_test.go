@@ -83,6 +83,7 @@ func BenchmarkFleet(b *testing.B) {
 		recsBefore := reconcileResults(b)
 		apiBefore := apiServerFigures(b)
 		watchReopens.Store(0)
+		c.writes.markFirst()
 		start := time.Now()
 		if err := patchConfig(ctx, "scale", func(c *winproxyv1alpha1.WindowsProxyConfig) { c.Spec.Sync.PeriodSeconds = int32(31 + i%3000) }); err != nil {
 			b.Fatal(err)
@@ -104,7 +105,7 @@ func BenchmarkFleet(b *testing.B) {
 		apiFloor := apiServerFigures(b).minus(apiBefore)
 		floor += f
 		last := c.writes.lastAt().Sub(start)
-		b.Logf("change %d: last write after %v, the floor %v: %.2fx", i+1, last.Round(time.Millisecond), f.Round(time.Millisecond), last.Seconds()/f.Seconds())
+		b.Logf("change %d: first write after %v, last write after %v, the floor %v: %.2fx", i+1, c.writes.firstAt().Sub(start).Round(time.Millisecond), last.Round(time.Millisecond), f.Round(time.Millisecond), last.Seconds()/f.Seconds())
 		b.Logf("change %d: WindowsProxyNode writes by why: %v; reconciles by result: %v", i+1, diff(c.writes.wpnReasons(), whyBefore), diff(reconcileResults(b), recsBefore))
 		b.Logf("change %d: kube-apiserver CPU per node until every spec was seen %.1f ms (%d watchers closed as unresponsive, %d of them the benchmark's), in the floor %.1f ms (%d)",
 			i+1, 1000*apiChange.cpu/float64(nodes), int(apiChange.terminatedWatchers), watchReopens.Load(), 1000*apiFloor.cpu/float64(nodes), int(apiFloor.terminatedWatchers))

@@ -56,8 +56,9 @@ func (c *offsetClock) advance(d time.Duration)         { c.offset.Add(int64(d)) 
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
-	// last is the time of the last WindowsProxyNode write.
-	last time.Time
+	// first and last are the times of the first WindowsProxyNode write since markFirst, and of
+	// the last one.
+	first, last time.Time
 	// wpns is the last spec write to each WindowsProxyNode, reasons the writes by why.
 	wpns    map[string]wpnWrite
 	reasons map[string]int
@@ -128,7 +129,23 @@ func (w *writeCounter) add(verb string, obj client.Object, sub string) {
 	w.counts[key]++
 	if _, ok := obj.(*winproxyv1alpha1.WindowsProxyNode); ok && sub == "" {
 		w.last = time.Now()
+		if w.first.IsZero() {
+			w.first = w.last
+		}
 	}
+}
+
+// markFirst starts looking for the next first WindowsProxyNode write; firstAt returns it.
+func (w *writeCounter) markFirst() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.first = time.Time{}
+}
+
+func (w *writeCounter) firstAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first
 }
 
 // lastAt is when the last WindowsProxyNode (spec) write was made.
