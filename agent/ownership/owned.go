@@ -260,18 +260,18 @@ func fingerprintText(b []byte, lb hns.LoadBalancer, ids []string) []byte {
 		b = appendAddr(b, vip)
 	}
 	pm := lb.PortMapping
-	b = append(b, "]|{Protocol:"...)
-	b = strconv.AppendUint(b, uint64(pm.Protocol), 10)
-	b = append(b, " InternalPort:"...)
-	b = strconv.AppendUint(b, uint64(pm.InternalPort), 10)
-	b = append(b, " ExternalPort:"...)
-	b = strconv.AppendUint(b, uint64(pm.ExternalPort), 10)
-	b = append(b, " DistributionType:"...)
-	b = strconv.AppendUint(b, uint64(pm.DistributionType), 10)
-	b = append(b, " Flags:"...)
-	b = strconv.AppendUint(b, uint64(pm.Flags), 10)
-	b = append(b, "}|"...)
-	b = strconv.AppendUint(b, uint64(lb.Flags), 10)
+	// The port mapping as %+v prints a struct, then the LB flags.
+	for _, f := range [...]struct {
+		before string
+		v      uint64
+	}{
+		{"]|{Protocol:", uint64(pm.Protocol)}, {" InternalPort:", uint64(pm.InternalPort)},
+		{" ExternalPort:", uint64(pm.ExternalPort)}, {" DistributionType:", uint64(pm.DistributionType)},
+		{" Flags:", uint64(pm.Flags)}, {"}|", uint64(lb.Flags)},
+	} {
+		b = append(b, f.before...)
+		b = strconv.AppendUint(b, f.v, 10)
+	}
 	b = append(b, '|')
 	b = appendAddr(b, lb.SourceVIP)
 	b = append(b, "|["...)
