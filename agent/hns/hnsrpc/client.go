@@ -83,16 +83,17 @@ func (c *Client) unreachable(ctx context.Context, op hns.Op, id string, err erro
 	return &hns.Error{Op: op, ID: id, Kind: hns.ErrHNSNotRunning, Err: fmt.Errorf("the HNS service at %s: %w", c.addr, err)}
 }
 
-// decode makes a call and decodes its JSON answer into out.
-func (c *Client) decode(ctx context.Context, op hns.Op, id string, args request, out any) error {
+// decode makes a call and decodes its JSON answer as a T.
+func decode[T any](ctx context.Context, c *Client, op hns.Op, id string, args request) (T, error) {
+	var out T
 	text, err := c.call(ctx, op, id, args)
 	if err != nil {
-		return err
+		return out, err
 	}
-	if err := json.Unmarshal(text, out); err != nil {
-		return &hns.Error{Op: op, ID: id, Err: fmt.Errorf("reading the HNS service's answer: %w", err)}
+	if err := json.Unmarshal(text, &out); err != nil {
+		return out, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("reading the HNS service's answer: %w", err)}
 	}
-	return nil
+	return out, nil
 }
 
 // ids makes an ID enumeration, keeping the answer's text (hns.IDList).
@@ -109,33 +110,23 @@ func (c *Client) ids(ctx context.Context, op hns.Op, id string, args request) (h
 }
 
 func (c *Client) Version(ctx context.Context) (hns.Version, error) {
-	var v hns.Version
-	err := c.decode(ctx, hns.OpVersion, "", request{}, &v)
-	return v, err
+	return decode[hns.Version](ctx, c, hns.OpVersion, "", request{})
 }
 
 func (c *Client) GetNetworkByName(ctx context.Context, name string) (hns.Network, error) {
-	var n hns.Network
-	err := c.decode(ctx, hns.OpGetNetworkByName, name, request{Name: name}, &n)
-	return n, err
+	return decode[hns.Network](ctx, c, hns.OpGetNetworkByName, name, request{Name: name})
 }
 
 func (c *Client) ListEndpoints(ctx context.Context, networkID string) ([]hns.Endpoint, error) {
-	var eps []hns.Endpoint
-	err := c.decode(ctx, hns.OpListEndpoints, networkID, request{NetworkID: networkID}, &eps)
-	return eps, err
+	return decode[[]hns.Endpoint](ctx, c, hns.OpListEndpoints, networkID, request{NetworkID: networkID})
 }
 
 func (c *Client) GetEndpointByName(ctx context.Context, name string) (hns.Endpoint, error) {
-	var ep hns.Endpoint
-	err := c.decode(ctx, hns.OpGetEndpointByName, name, request{Name: name}, &ep)
-	return ep, err
+	return decode[hns.Endpoint](ctx, c, hns.OpGetEndpointByName, name, request{Name: name})
 }
 
 func (c *Client) CreateEndpoint(ctx context.Context, networkID string, ep hns.Endpoint) (hns.Endpoint, error) {
-	var out hns.Endpoint
-	err := c.decode(ctx, hns.OpCreateEndpoint, networkID, request{NetworkID: networkID, Endpoint: &ep}, &out)
-	return out, err
+	return decode[hns.Endpoint](ctx, c, hns.OpCreateEndpoint, networkID, request{NetworkID: networkID, Endpoint: &ep})
 }
 
 func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
@@ -144,9 +135,7 @@ func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
 }
 
 func (c *Client) ListLoadBalancers(ctx context.Context) ([]hns.LoadBalancer, error) {
-	var lbs []hns.LoadBalancer
-	err := c.decode(ctx, hns.OpListLoadBalancers, "", request{}, &lbs)
-	return lbs, err
+	return decode[[]hns.LoadBalancer](ctx, c, hns.OpListLoadBalancers, "", request{})
 }
 
 func (c *Client) ListEndpointIDs(ctx context.Context, networkID string) (hns.IDList, error) {
@@ -158,21 +147,15 @@ func (c *Client) ListLoadBalancerIDs(ctx context.Context) (hns.IDList, error) {
 }
 
 func (c *Client) GetLoadBalancer(ctx context.Context, id string) (hns.LoadBalancer, error) {
-	var lb hns.LoadBalancer
-	err := c.decode(ctx, hns.OpGetLoadBalancer, id, request{ID: id}, &lb)
-	return lb, err
+	return decode[hns.LoadBalancer](ctx, c, hns.OpGetLoadBalancer, id, request{ID: id})
 }
 
 func (c *Client) CreateLoadBalancer(ctx context.Context, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
-	var out hns.LoadBalancer
-	err := c.decode(ctx, hns.OpCreateLoadBalancer, "", request{LoadBalancer: &lb}, &out)
-	return out, err
+	return decode[hns.LoadBalancer](ctx, c, hns.OpCreateLoadBalancer, "", request{LoadBalancer: &lb})
 }
 
 func (c *Client) ModifyLoadBalancer(ctx context.Context, id string, lb hns.LoadBalancer) (hns.LoadBalancer, error) {
-	var out hns.LoadBalancer
-	err := c.decode(ctx, hns.OpModifyLoadBalancer, id, request{ID: id, LoadBalancer: &lb}, &out)
-	return out, err
+	return decode[hns.LoadBalancer](ctx, c, hns.OpModifyLoadBalancer, id, request{ID: id, LoadBalancer: &lb})
 }
 
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
