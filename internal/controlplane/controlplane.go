@@ -111,6 +111,13 @@ func Start(opts ...Option) (*Env, error) {
 	if o.withoutCRDs {
 		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = nil, false
 	}
+	// The tests, the demo and the chaos runs give their Services fixed ClusterIPs in 10.0.0.0/24
+	// (fleet.Workloads' 10.0.0.100-105, the chaos model's 10.0.0.10+), while the chart's and
+	// other Services get theirs allocated. In envtest's default range, 10.0.0.0/24, the addresses
+	// allocated at random are all but the first 16, so one in ~250 runs an allocated Service took
+	// 10.0.0.100 first and every later "web" was refused. In a /16 the first 256 addresses are the
+	// range's static band (KEP-3070), which allocation leaves to fixed ClusterIPs.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
 	for _, f := range o.apiServerFlags {
 		env.ControlPlane.GetAPIServer().Configure().Set(f[0], f[1])
 	}

@@ -265,8 +265,8 @@ func (s *sampler) finish() {
 	<-s.done
 }
 
-// model is the test's own account of the cluster: service i has ClusterIP 10.0.0.<i+10> (the test
-// control plane's service range is 10.0.0.0/24, so at most 240 services),
+// model is the test's own account of the cluster: service i has ClusterIP 10.0.0.<i+10> (in the
+// static band of the test control plane's service range, 10.0.0.0/16, so at most 240 services),
 // port 80 -> 8080, one pod on win-2025 and remote pods on the other nodes.
 type model struct {
 	mu      sync.Mutex
