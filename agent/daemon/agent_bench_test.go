@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,8 @@ import (
 // first sync and after the churn. CPU is the process's, read from /proc: the machine's other
 // work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
 // the churn; its heap profiles after the first sync and after the churn are written beside it
-// (.first.heap, .churn.heap).
+// (.first.heap, .churn.heap). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
+// (e.g. GOGC=50), as a pod's env would.
 //
 // The node's simulated host lives in the benchmark's process, which serves it to the agent over
 // loopback (hnsrpc, --hns-sim-address) as HNS serves the agent's JSON calls on Windows from a
@@ -84,7 +86,8 @@ func BenchmarkAgent(b *testing.B) {
 
 	// The agent keeps its ledger in the folder of the host file, which is not opened.
 	p, err := fleet.StartAgent(dir, dir, filepath.Join(dir, "host"), fleet.Node{Name: cl.NodeName}, fleet.AgentOptions{
-		Kubeconfig: env.Kubeconfig, HealthIP: "127.0.19.1", SimAddress: host.Addr(), Args: []string{"--profiling"}})
+		Kubeconfig: env.Kubeconfig, HealthIP: "127.0.19.1", SimAddress: host.Addr(), Args: []string{"--profiling"},
+		Env: strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ENV"))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -304,10 +307,18 @@ func settle(b *testing.B, p *fleet.Process) {
 	b.Fatal("the agent kept syncing a minute after the last event")
 }
 
-// memory reports the agent's RSS and its live heap: the heap profile's text form forces a
-// collection (gc=1) and ends with the runtime's memory statistics. Both are the agent's alone: the
-// simulated host is the benchmark's.
+// memory reports the agent's RSS and its live heap. RSS is read first, as the agent runs: a heap
+// profile makes it read its symbol tables, pages of the binary that stay resident (RssFile) and
+// that a running agent does not touch. The heap profile's text form then forces a collection
+// (gc=1) and ends with the runtime's memory statistics. Both are the agent's alone: the simulated
+// host is the benchmark's.
 func memory(b *testing.B, p *fleet.Process, when string) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	kB := strings.ReplaceAll(string(status), " kB", "")
+	b.ReportMetric(statLine(b, kB, "VmRSS:")/1024, "rss-MiB-"+when)
 	heap := filepath.Join(b.TempDir(), "heap")
 	fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap?gc=1&debug=1", 1), heap)
 	text, err := os.ReadFile(heap)
@@ -318,11 +329,23 @@ func memory(b *testing.B, p *fleet.Process, when string) {
 	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" {
 		fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap", 1), path+"."+when+".heap")
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
-	if err != nil {
-		b.Fatal(err)
+	// Where the RSS goes: the binary's pages (RssFile) are not its heap, and of the heap the runtime
+	// holds, what it freed but has not yet returned to the system. Stack, MSpan and MCache lines
+	// read "in use / held": the held figure is taken.
+	memStats := regexp.MustCompile(`(?m)^# (\w+) = (?:\d+ / )?(\d+)$`).FindAllStringSubmatch(string(text), -1)
+	mib := func(name string) float64 {
+		for _, m := range memStats {
+			if m[1] == name {
+				n, _ := strconv.ParseFloat(m[2], 64)
+				return n / (1 << 20)
+			}
+		}
+		b.Fatalf("no %s in the heap profile's statistics", name)
+		return 0
 	}
-	b.ReportMetric(statLine(b, strings.ReplaceAll(string(status), " kB", ""), "VmRSS:")/1024, "rss-MiB-"+when)
+	b.Logf("%s: RSS anonymous %.0f MiB, file %.0f MiB; heap in use %.0f MiB, free and not returned %.0f MiB; stacks %.0f MiB, GC and other runtime %.0f MiB",
+		when, statLine(b, kB, "RssAnon:")/1024, statLine(b, kB, "RssFile:")/1024, mib("HeapInuse"), mib("HeapIdle")-mib("HeapReleased"),
+		mib("Stack"), mib("GCSys")+mib("OtherSys")+mib("MSpan")+mib("MCache")+mib("BuckHashSys"))
 }
 
 // statLine is the number on the line of text that starts with prefix.

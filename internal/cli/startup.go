@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 
 	"github.com/go-logr/logr"
@@ -17,7 +18,7 @@ import (
 func LogStartup(log logr.Logger, binary string, flags map[string]string) {
 	info := version.Get()
 	log.Info("Version info", "binary", binary, "version", info.Version, "commit", info.Commit, "goVersion", info.GoVersion, "platform", info.Platform)
-	log.Info("Golang settings", "GOGC", os.Getenv("GOGC"), "GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)),
+	log.Info("Golang settings", "GOGC", os.Getenv("GOGC"), "gcPercent", gcPercent(), "GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)),
 		"GOTRACEBACK", os.Getenv("GOTRACEBACK"), "memoryLimit", debug.SetMemoryLimit(-1))
 	log.Info("Settings", "flags", flags)
 }
@@ -34,4 +35,22 @@ func FlagValues(sets ...*pflag.FlagSet) map[string]string {
 		})
 	}
 	return out
+}
+
+// DefaultGCPercent sets the garbage collector's target (Go's GOGC) to percent, unless the
+// environment sets GOGC, which then wins as it does for any Go program.
+func DefaultGCPercent(percent int) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(percent)
+	}
+}
+
+// gcPercent is the garbage collector's target in effect, whoever set it.
+func gcPercent() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64())
 }
