@@ -82,7 +82,7 @@ func (s *syncState) runChanges(ch engine.Changes) error {
 func (s *syncState) planChangedEndpoints(ips []netip.Addr) ([]op, error) {
 	var ops []op
 	for _, ip := range ips {
-		want, wanted := s.d.RemoteEndpoints[ip]
+		want, wanted := s.d.RemoteEndpoints.Get(ip)
 		if _, isLocal := s.local[ip]; !wanted || isLocal {
 			continue
 		}
@@ -150,7 +150,7 @@ func (s *syncState) planChangedLoadBalancers(keys []engine.LBKey) ([]op, error) 
 func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
 	var ops []op
 	for _, ip := range ips {
-		if _, wanted := s.d.RemoteEndpoints[ip]; wanted {
+		if _, wanted := s.d.RemoteEndpoints.Get(ip); wanted {
 			continue
 		}
 		id, ok := s.a.epIDs[ip]

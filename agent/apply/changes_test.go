@@ -525,7 +525,7 @@ func TestApplyChangesWhenAWriteFails(t *testing.T) {
 			h.converged("after the failure")
 			for _, ep := range h.snapshot().Endpoints {
 				if hns.HasOwnedName(ep) && ep.Remote {
-					if _, ok := d.RemoteEndpoints[ep.IPs[0]]; !ok {
+					if _, ok := d.RemoteEndpoints.Get(ep.IPs[0]); !ok {
 						t.Errorf("endpoint %v left", ep)
 					}
 				}

@@ -49,7 +49,7 @@ func (s *syncState) deferIfWaiting(o op) op {
 // is. It returns the rest, for planRemoteEndpoints.
 func (s *syncState) matchRemoteEndpoints() []engine.RemoteEndpoint {
 	var todo []engine.RemoteEndpoint
-	for _, want := range s.d.RemoteEndpoints {
+	for _, want := range s.d.RemoteEndpoints.All() {
 		if s.firstEPs[want.IP] {
 			continue // planned by the first sync's phases
 		}

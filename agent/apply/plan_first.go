@@ -126,12 +126,12 @@ func (s *syncState) planFirstEndpoints(r Rank) []op {
 	var todo []engine.RemoteEndpoint
 	for _, lb := range s.ranked(r) {
 		for _, b := range lb.Backends {
-			want, ok := s.d.RemoteEndpoints[b.IP]
+			want, ok := s.d.RemoteEndpoints.Get(b.IP)
 			if b.Local || !ok || s.firstEPs[b.IP] {
 				continue
 			}
 			if s.firstEPs == nil {
-				s.firstEPs = make(map[netip.Addr]bool, len(s.d.RemoteEndpoints))
+				s.firstEPs = make(map[netip.Addr]bool, s.d.RemoteEndpoints.Len())
 			}
 			s.firstEPs[b.IP] = true
 			if !s.matchRemote(want) {

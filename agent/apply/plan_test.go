@@ -56,7 +56,7 @@ func ourRemote(id string, ip netip.Addr, pa string) hns.Endpoint {
 }
 
 func desired(lbs ...engine.LoadBalancer) *engine.Desired {
-	d := &engine.Desired{LoadBalancers: map[engine.LBKey]engine.LoadBalancer{}, RemoteEndpoints: map[netip.Addr]engine.RemoteEndpoint{}}
+	d := &engine.Desired{LoadBalancers: map[engine.LBKey]engine.LoadBalancer{}, RemoteEndpoints: engine.RemoteEndpointMap{}}
 	d.Effective.Programmable = true
 	d.Effective.SourceVIP.Address = svipIP.String()
 	for _, lb := range lbs {
@@ -67,7 +67,7 @@ func desired(lbs ...engine.LoadBalancer) *engine.Desired {
 
 func withRemote(d *engine.Desired, eps ...engine.RemoteEndpoint) *engine.Desired {
 	for _, ep := range eps {
-		d.RemoteEndpoints[ep.IP] = ep
+		d.RemoteEndpoints.(engine.RemoteEndpointMap)[ep.IP] = ep
 	}
 	return d
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -125,17 +124,21 @@ type merge struct {
 	// settings it has so far.
 	sharer map[LBKey]string
 	front  map[frontKey]LBKey
+	// remotes is d's remote endpoints.
+	remotes RemoteEndpointMap
 	// contested lists the keys of each frontend claimed more than once.
 	contested map[frontKey][]LBKey
 	// topologyRouted counts the services routed by topology.
 	topologyRouted int
 }
 
-func newMerge(lbs, remotes int) *merge {
+func newMerge(lbs, nRemotes int) *merge {
+	remotes := make(RemoteEndpointMap, nRemotes)
 	return &merge{
+		remotes: remotes,
 		d: &Desired{
 			LoadBalancers:   make(map[LBKey]LoadBalancer, lbs),
-			RemoteEndpoints: make(map[netip.Addr]RemoteEndpoint, remotes),
+			RemoteEndpoints: remotes,
 			svcProblems:     map[string][]Problem{},
 			reasons:         map[string]int{},
 			conflicts:       map[LBKey]Problem{},
@@ -158,11 +161,11 @@ func (m *merge) add(service string, r svcResult) {
 		if re.ServiceVIP {
 			// One lookup more, and only for service VIPs: a backend's
 			// endpoint always wins (preferRemote).
-			if cur, ok := m.d.RemoteEndpoints[re.IP]; ok && !preferRemote(cur, re) {
+			if cur, ok := m.remotes[re.IP]; ok && !preferRemote(cur, re) {
 				continue
 			}
 		}
-		m.d.RemoteEndpoints[re.IP] = re
+		m.remotes[re.IP] = re
 	}
 }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"maps"
-	"net/netip"
 	"slices"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -14,7 +13,7 @@ import (
 // is valid until the Incremental is changed again.
 type Desired struct {
 	LoadBalancers   map[LBKey]LoadBalancer
-	RemoteEndpoints map[netip.Addr]RemoteEndpoint
+	RemoteEndpoints RemoteEndpointSet
 	// SourceVIPEndpoint is the overlay source-VIP endpoint to create; nil
 	// when none is needed or one already holds the address.
 	SourceVIPEndpoint *SourceVIPEndpoint
@@ -59,7 +58,10 @@ func (d *Desired) SortedLoadBalancers() []LoadBalancer {
 
 // SortedRemoteEndpoints lists the remote endpoints by IP.
 func (d *Desired) SortedRemoteEndpoints() []RemoteEndpoint {
-	out := slices.Collect(maps.Values(d.RemoteEndpoints))
+	out := make([]RemoteEndpoint, 0, d.RemoteEndpoints.Len())
+	for _, re := range d.RemoteEndpoints.All() {
+		out = append(out, re)
+	}
 	slices.SortFunc(out, func(a, b RemoteEndpoint) int { return a.IP.Compare(b.IP) })
 	return out
 }

@@ -33,10 +33,13 @@ type Incremental struct {
 	// results is what each service contributed, to take it back.
 	results map[string]contribution
 	// addrs are, per address, the services that looked it up among the
-	// local HNS endpoints and the count of those wanting its remote
-	// endpoint: one map for both, as nearly every backend address is both
-	// (100,000 at 10k services).
-	addrs map[netip.Addr]addrUse
+	// local HNS endpoints, the count of those wanting its remote endpoint
+	// and what that endpoint is: one map for all three, as nearly every
+	// backend address is both looked up and a remote endpoint (100,000 at
+	// 10k services). Desired.RemoteEndpoints reads it (incrementalRemotes);
+	// remotes counts its addresses with a remote endpoint.
+	addrs   map[netip.Addr]addrUse
+	remotes int
 	// lbs are the contributions to each LB key: its own service's, or each
 	// sharing service's for a shared (health-check) key.
 	lbs map[LBKey]lbContributions
@@ -96,16 +99,30 @@ type remoteRef struct {
 
 // addrUse is what the services do with one address: look it up among the
 // local HNS endpoints (lookedUp), and want its remote endpoint as a backend
-// or as a service VIP (counted). An address none of them uses has no entry.
+// or as a service VIP (counted); mac and pa are the backends' remote
+// endpoint (its IP is the address). An address none of them uses has no
+// entry.
 type addrUse struct {
 	lookedUp            smallSet[string]
 	backend, serviceVIP int32
+	mac                 string
+	pa                  netip.Addr
 }
 
-func (u addrUse) unused() bool { return u.lookedUp.empty() && u.backend == 0 && u.serviceVIP == 0 }
+func (u addrUse) unused() bool { return u.lookedUp.empty() && !u.remote() }
 
-// setAddr stores u for ip, or drops the entry when nothing uses ip.
-func (c *Incremental) setAddr(ip netip.Addr, u addrUse) {
+// remote reports whether a remote endpoint is desired for the address.
+func (u addrUse) remote() bool { return u.backend > 0 || u.serviceVIP > 0 }
+
+// setAddr stores u for ip, which had was, or drops the entry when nothing
+// uses ip, and keeps the count of remote endpoints.
+func (c *Incremental) setAddr(ip netip.Addr, was, u addrUse) {
+	switch {
+	case was.remote() && !u.remote():
+		c.remotes--
+	case !was.remote() && u.remote():
+		c.remotes++
+	}
 	if u.unused() {
 		delete(c.addrs, ip)
 	} else {
@@ -115,7 +132,7 @@ func (c *Incremental) setAddr(ip netip.Addr, u addrUse) {
 
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
-	return &Incremental{
+	c := &Incremental{
 		services:      map[string]*corev1.Service{},
 		slices:        map[string][]*discoveryv1.EndpointSlice{},
 		sliceSvc:      map[string]string{},
@@ -128,13 +145,14 @@ func NewIncremental() *Incremental {
 		healthChecked: map[string]struct{}{},
 		touched:       touchedSets{lbs: map[LBKey]struct{}{}, ips: map[netip.Addr]struct{}{}},
 		desired: Desired{
-			LoadBalancers:   map[LBKey]LoadBalancer{},
-			RemoteEndpoints: map[netip.Addr]RemoteEndpoint{},
-			svcProblems:     map[string][]Problem{},
-			reasons:         map[string]int{},
-			conflicts:       map[LBKey]Problem{},
+			LoadBalancers: map[LBKey]LoadBalancer{},
+			svcProblems:   map[string][]Problem{},
+			reasons:       map[string]int{},
+			conflicts:     map[LBKey]Problem{},
 		},
 	}
+	c.desired.RemoteEndpoints = incrementalRemotes{c}
+	return c
 }
 
 // SetNode sets the node context: config, this node and the HNS view (the
@@ -293,9 +311,6 @@ func (c *Incremental) Desired() *Desired {
 	for k := range touchedLB {
 		c.refreshFrontend(frontOf(k))
 	}
-	for ip := range touchedIP {
-		c.refreshRemote(ip)
-	}
 	c.recordChanges(touchedLB, touchedIP)
 	d := &c.desired
 	d.Effective = c.ctx.effective
@@ -386,25 +401,27 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		touchedLB[key] = struct{}{}
 	}
 	for _, re := range r.remotes {
-		u := c.addrs[re.ip]
+		was := c.addrs[re.ip]
+		u := was
 		if re.serviceVIP {
 			u.serviceVIP--
 		} else {
 			u.backend--
 		}
-		c.setAddr(re.ip, u)
+		c.setAddr(re.ip, was, u)
 		touchedIP[re.ip] = struct{}{}
 	}
 	for _, ip := range r.ips {
 		u := c.addrs[ip]
 		u.lookedUp.remove(k)
-		c.setAddr(ip, u)
+		c.setAddr(ip, u, u)
 	}
 }
 
 // contribute adds what service k computed. A backend's remote endpoint is
-// stored at once (every service computes the same one for an address); a
-// service VIP's, which a backend's overrides, by refreshRemote.
+// stored with its address's use (every service computes the same one for an
+// address); a service VIP's, which a backend's overrides, is computed when
+// read (incrementalRemotes).
 func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	var kept contribution
 	c.desired.setProblems(k, r.problems)
@@ -427,14 +444,15 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 	}
 	for i, re := range r.remotes {
 		kept.remotes[i] = remoteRef{re.IP, re.ServiceVIP}
-		u := c.addrs[re.IP]
+		was := c.addrs[re.IP]
+		u := was
 		if re.ServiceVIP {
 			u.serviceVIP++
 		} else {
 			u.backend++
-			c.desired.RemoteEndpoints[re.IP] = re
+			u.mac, u.pa = re.MAC, re.ProviderAddress
 		}
-		c.addrs[re.IP] = u
+		c.setAddr(re.IP, was, u)
 		touchedIP[re.IP] = struct{}{}
 	}
 	kept.topologyRouted, kept.readsZone = r.topologyRouted, r.readsZone
@@ -448,7 +466,7 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 	for _, ip := range r.ips {
 		u := c.addrs[ip]
 		u.lookedUp.add(k)
-		c.addrs[ip] = u
+		c.setAddr(ip, u, u)
 	}
 	c.results[k] = kept
 }
@@ -484,19 +502,5 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 			svc = c.lbs[k].pick().service
 		}
 		c.desired.conflicts[k] = conflictProblem(k, winner, svc)
-	}
-}
-
-// refreshRemote settles the remote endpoint of ip once every service has
-// contributed: a backend's (stored by contribute), else a service VIP's,
-// else none (the address's entry went with its last use).
-func (c *Incremental) refreshRemote(ip netip.Addr) {
-	u := c.addrs[ip]
-	switch {
-	case u.backend > 0:
-	case u.serviceVIP > 0:
-		c.desired.RemoteEndpoints[ip] = c.ctx.serviceVIPEndpoint(ip)
-	default:
-		delete(c.desired.RemoteEndpoints, ip)
 	}
 }

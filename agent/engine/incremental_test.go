@@ -272,9 +272,16 @@ func checkChanges(t *testing.T, step string, before, after *Desired, changes Cha
 			t.Fatalf("%s: load balancer %v changed (%v -> %v) but Changes does not name it", step, k, b, a)
 		}
 	}
-	for ip := range mergedKeys(before.RemoteEndpoints, after.RemoteEndpoints) {
-		b, inB := before.RemoteEndpoints[ip]
-		a, inA := after.RemoteEndpoints[ip]
+	bm, am := maps.Collect(before.RemoteEndpoints.All()), maps.Collect(after.RemoteEndpoints.All())
+	if n := after.RemoteEndpoints.Len(); n != len(am) {
+		t.Fatalf("%s: %d remote endpoints counted, %d listed", step, n, len(am))
+	}
+	for ip := range mergedKeys(bm, am) {
+		b, inB := bm[ip]
+		a, inA := am[ip]
+		if g, ok := after.RemoteEndpoints.Get(ip); ok != inA || g != a {
+			t.Fatalf("%s: remote endpoint %v got as %v, %v; listed as %v, %v", step, ip, g, ok, a, inA)
+		}
 		if (inA != inB || a != b) && !slices.Contains(changes.RemoteEndpoints, ip) {
 			t.Fatalf("%s: remote endpoint %v changed (%v -> %v) but Changes does not name it", step, ip, b, a)
 		}
@@ -297,7 +304,7 @@ func mergedKeys[K comparable, V any](a, b map[K]V) map[K]struct{} {
 func snapshot(d *Desired) *Desired {
 	c := *d
 	c.LoadBalancers = maps.Clone(d.LoadBalancers)
-	c.RemoteEndpoints = maps.Clone(d.RemoteEndpoints)
+	c.RemoteEndpoints = RemoteEndpointMap(maps.Collect(d.RemoteEndpoints.All()))
 	if d.SourceVIPEndpoint != nil {
 		v := *d.SourceVIPEndpoint
 		c.SourceVIPEndpoint = &v

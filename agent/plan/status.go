@@ -49,5 +49,5 @@ func assumedResult(d *engine.Desired) apply.Result {
 	if !d.Effective.Programmable {
 		return apply.Result{Skipped: apply.SkippedBlocked, LBsDesired: n, LBsFailed: n}
 	}
-	return apply.Result{LBsDesired: n, LBsProgrammed: n, RemoteEndpoints: len(d.RemoteEndpoints)}
+	return apply.Result{LBsDesired: n, LBsProgrammed: n, RemoteEndpoints: d.RemoteEndpoints.Len()}
 }

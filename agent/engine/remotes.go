@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"iter"
+	"maps"
+	"net/netip"
+)
+
+// RemoteEndpointSet is a Desired's remote endpoints by address, to be read only.
+//
+// It is an interface, not a map, so that an Incremental need not keep a second map of the
+// hundred thousand addresses at 10k services: its per-address state already holds what each
+// address's remote endpoint is (docs/performance.md, "Where the live heap goes").
+type RemoteEndpointSet interface {
+	// Get returns the remote endpoint of ip, if one is desired.
+	Get(ip netip.Addr) (RemoteEndpoint, bool)
+	// Len is how many remote endpoints are desired.
+	Len() int
+	// All yields every desired remote endpoint, in no order.
+	All() iter.Seq2[netip.Addr, RemoteEndpoint]
+}
+
+// RemoteEndpointMap is a RemoteEndpointSet held in a map: Compute's, and a test's.
+type RemoteEndpointMap map[netip.Addr]RemoteEndpoint
+
+func (m RemoteEndpointMap) Get(ip netip.Addr) (RemoteEndpoint, bool) {
+	re, ok := m[ip]
+	return re, ok
+}
+
+func (m RemoteEndpointMap) Len() int { return len(m) }
+
+func (m RemoteEndpointMap) All() iter.Seq2[netip.Addr, RemoteEndpoint] { return maps.All(m) }
+
+// incrementalRemotes are an Incremental's desired remote endpoints, read from its per-address
+// state when asked: an address some backend uses has the backend's remote endpoint (every
+// service computes the same one for an address), else one only service VIPs use has the service
+// VIP's, computed from the node context.
+type incrementalRemotes struct{ c *Incremental }
+
+func (r incrementalRemotes) Get(ip netip.Addr) (RemoteEndpoint, bool) {
+	u, ok := r.c.addrs[ip]
+	if !ok {
+		return RemoteEndpoint{}, false
+	}
+	return r.c.remoteOf(ip, u)
+}
+
+func (r incrementalRemotes) Len() int { return r.c.remotes }
+
+func (r incrementalRemotes) All() iter.Seq2[netip.Addr, RemoteEndpoint] {
+	return func(yield func(netip.Addr, RemoteEndpoint) bool) {
+		for ip, u := range r.c.addrs {
+			if re, ok := r.c.remoteOf(ip, u); ok && !yield(ip, re) {
+				return
+			}
+		}
+	}
+}
+
+// remoteOf is the remote endpoint desired for ip, whose use is u.
+func (c *Incremental) remoteOf(ip netip.Addr, u addrUse) (RemoteEndpoint, bool) {
+	switch {
+	case u.backend > 0:
+		return RemoteEndpoint{IP: ip, MAC: u.mac, ProviderAddress: u.pa}, true
+	case u.serviceVIP > 0:
+		return c.ctx.serviceVIPEndpoint(ip), true
+	}
+	return RemoteEndpoint{}, false
+}
