@@ -10,7 +10,9 @@ import (
 // Desired is the HNS state a node should have, and what is in effect.
 //
 // A Desired is read-only. One returned by an Incremental shares its maps and
-// is valid until the Incremental is changed again.
+// is valid until the Incremental is changed again; its RemoteEndpoints are
+// read from the Incremental's state when asked, so a SetNode changes them at
+// once.
 type Desired struct {
 	LoadBalancers   map[LBKey]LoadBalancer
 	RemoteEndpoints RemoteEndpointSet

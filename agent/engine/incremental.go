@@ -100,8 +100,9 @@ type remoteRef struct {
 // addrUse is what the services do with one address: look it up among the
 // local HNS endpoints (lookedUp), and want its remote endpoint as a backend
 // or as a service VIP (counted); mac and pa are the backends' remote
-// endpoint (its IP is the address). An address none of them uses has no
-// entry.
+// endpoint (its IP is the address), set while backend > 0 and cleared with
+// the last backend, so that no MAC string outlives its use. An address none
+// of them uses has no entry.
 type addrUse struct {
 	lookedUp            smallSet[string]
 	backend, serviceVIP int32
@@ -405,8 +406,8 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		u := was
 		if re.serviceVIP {
 			u.serviceVIP--
-		} else {
-			u.backend--
+		} else if u.backend--; u.backend == 0 {
+			u.mac, u.pa = "", netip.Addr{}
 		}
 		c.setAddr(re.ip, was, u)
 		touchedIP[re.ip] = struct{}{}

@@ -406,6 +406,8 @@ func (w *randomWorld) randomView() HNSView {
 	r := w.r
 	caps := []hns.Capabilities{ws2019, ws2022, noDSR, hns.CapabilitiesFor(hns.Version{Major: 15, Minor: 5})}[r.IntN(4)]
 	v := view(r.IntN(2) == 0, caps)
+	// Service VIPs' remote endpoints carry the host's MAC, which an Incremental reads when asked.
+	v.HostMAC = w.pick(hostMAC, hostMAC, "00-15-5D-AA-BB-CD")
 	if r.IntN(2) == 0 {
 		v.Endpoints = append(v.Endpoints, sourceVIPEP())
 	}
@@ -580,6 +582,10 @@ func (w *randomWorld) change(inc *Incremental) {
 			}
 			if r.IntN(4) == 0 {
 				w.cfg.TopologyAwareRouting = !w.cfg.TopologyAwareRouting
+			}
+			if r.IntN(4) == 0 {
+				// Service VIPs' remote endpoints carry the node IP as provider address.
+				w.cfg.NodeIPs = []string{w.pick(nodeIP, "10.0.0.5"), "fd00:10::1"}
 			}
 			inc.SetNode(nodeName, w.cfg, w.node, w.view)
 		case 6:
