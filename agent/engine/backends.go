@@ -132,7 +132,7 @@ func (s *serviceComputer) addBackend(b *backendSelection, ep *endpoint, fam v1al
 		return netip.Addr{}, false
 	default:
 		var re RemoteEndpoint
-		re, pa = s.remoteBackend(ep.ip, fam)
+		re, pa = s.remoteBackend(ep.ip)
 		s.remotes = append(s.remotes, re)
 		b.all = append(b.all, Backend{IP: ep.ip})
 	}
@@ -232,24 +232,46 @@ func lastInTextOrder(eps []endpoint, f readiness) endpoint {
 }
 
 // remoteBackend is the remote endpoint winkernel creates for a backend on
-// another node: a conjured MAC (conjureMACs) and, on overlay, the provider
-// address of the backend's node, or this node's IP for an address outside
-// the cluster. pa is what the routes say, zero for none.
-func (s *serviceComputer) remoteBackend(ip netip.Addr, fam v1alpha1.IPFamily) (re RemoteEndpoint, pa netip.Addr) {
+// another node (backendRemote), and pa, what the routes say: zero for none.
+// It reports a backend in a node's pod CIDR that no route covers yet.
+func (s *serviceComputer) remoteBackend(ip netip.Addr) (re RemoteEndpoint, pa netip.Addr) {
 	c := s.c
 	re = RemoteEndpoint{IP: ip}
 	if !c.overlay {
 		return re, pa
 	}
 	pa = c.pa.lookup(ip)
-	re.ProviderAddress = pa
+	re.ProviderAddress = c.providerAddressOf(ip, pa)
 	if !pa.IsValid() {
 		if n := c.nodeFor(ip); n != "" {
 			s.report(v1alpha1.ReasonNoRemoteSubnetRoute, "backend %s is in node %s's pod CIDR but HNS has no remote-subnet route for it yet; it is treated as an external address", ip, n)
 		}
-		re.ProviderAddress = c.nodeIP[familyIndex(fam)]
 	}
 	return re, pa
+}
+
+// backendRemote is the remote endpoint of a backend at ip on another node,
+// all of it derived from the address and the node context, which is why an
+// Incremental makes it when read instead of keeping one per address: the MAC
+// winkernel conjures from the address and, on overlay, the provider address
+// of the backend's node, or this node's IP for an address outside the
+// cluster.
+func (c *nodeContext) backendRemote(ip netip.Addr) RemoteEndpoint {
+	re := RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
+	if c.overlay {
+		re.ProviderAddress = c.providerAddressOf(ip, c.pa.lookup(ip))
+	}
+	return re
+}
+
+// providerAddressOf is a remote backend's provider address: the route's,
+// pa, or the node IP of the backend's family when no route covers it. A
+// backend's family is its address's (endpointsFor).
+func (c *nodeContext) providerAddressOf(ip, pa netip.Addr) netip.Addr {
+	if pa.IsValid() {
+		return pa
+	}
+	return c.nodeIP[familyIndex(familyOf(ip))]
 }
 
 // conjureMACs gives remote endpoints the MAC winkernel conjures from their

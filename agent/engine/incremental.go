@@ -99,15 +99,14 @@ type remoteRef struct {
 
 // addrUse is what the services do with one address: look it up among the
 // local HNS endpoints (lookedUp), and want its remote endpoint as a backend
-// or as a service VIP (counted); mac and pa are the backends' remote
-// endpoint (its IP is the address), set while backend > 0 and cleared with
-// the last backend, so that no MAC string outlives its use. An address none
-// of them uses has no entry.
+// or as a service VIP (counted). What that remote endpoint is follows from
+// the address and the node context (nodeContext.backendRemote,
+// serviceVIPEndpoint), so it is made when read, not stored: at 10k services
+// a MAC and a provider address per entry were a third of the map. An
+// address none of them uses has no entry.
 type addrUse struct {
 	lookedUp            smallSet[string]
 	backend, serviceVIP int32
-	mac                 string
-	pa                  netip.Addr
 }
 
 func (u addrUse) unused() bool { return u.lookedUp.empty() && !u.remote() }
@@ -406,8 +405,8 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		u := was
 		if re.serviceVIP {
 			u.serviceVIP--
-		} else if u.backend--; u.backend == 0 {
-			u.mac, u.pa = "", netip.Addr{}
+		} else {
+			u.backend--
 		}
 		c.setAddr(re.ip, was, u)
 		touchedIP[re.ip] = struct{}{}
@@ -419,10 +418,10 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 	}
 }
 
-// contribute adds what service k computed. A backend's remote endpoint is
-// stored with its address's use (every service computes the same one for an
-// address); a service VIP's, which a backend's overrides, is computed when
-// read (incrementalRemotes).
+// contribute adds what service k computed. Of a remote endpoint only its
+// address and whether a backend or a service VIP wants it are kept; the
+// endpoint is made when read (incrementalRemotes), a backend's overriding a
+// service VIP's.
 func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	var kept contribution
 	c.desired.setProblems(k, r.problems)
@@ -451,7 +450,6 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 			u.serviceVIP++
 		} else {
 			u.backend++
-			u.mac, u.pa = re.MAC, re.ProviderAddress
 		}
 		c.setAddr(re.IP, was, u)
 		touchedIP[re.IP] = struct{}{}

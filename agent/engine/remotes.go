@@ -62,7 +62,7 @@ func (r incrementalRemotes) All() iter.Seq2[netip.Addr, RemoteEndpoint] {
 func (c *Incremental) remoteOf(ip netip.Addr, u addrUse) (RemoteEndpoint, bool) {
 	switch {
 	case u.backend > 0:
-		return RemoteEndpoint{IP: ip, MAC: u.mac, ProviderAddress: u.pa}, true
+		return c.ctx.backendRemote(ip), true
 	case u.serviceVIP > 0:
 		return c.ctx.serviceVIPEndpoint(ip), true
 	}
