@@ -28,17 +28,22 @@ type model struct {
 
 	valid   bool
 	network hns.Network
-	eps     []hns.Endpoint
-	lbs     []hns.LoadBalancer
-	// The slices are handed out in Observations and never changed in
-	// place (an Apply may be reading them): deletes and modifies are kept
-	// aside, by ID, and folded in by the next recall. Appends
-	// are safe: a handed-out slice keeps its length.
+	// The network's endpoints are eps and briefs: every remote endpoint
+	// that a brief holds without loss is one (briefOf), the others are
+	// kept whole. recall hands out a new slice of them all.
+	eps    []hns.Endpoint
+	briefs []brief
+	lbs    []hns.LoadBalancer
+	// lbs is handed out in Observations and never changed in place (an
+	// Apply may be reading it), nor is eps: deletes and modifies are kept
+	// aside, by ID, and folded in by the next recall. Appends are safe: a
+	// handed-out slice keeps its length.
 	epGone, lbGone map[hns.ID]bool
 	lbNow          map[hns.ID]hns.LoadBalancer
-	// epAt and lbAt index eps and lbs by ID, for the few lookups
+	// epAt and lbAt index the endpoints and lbs by ID, for the few lookups
 	// of a sync that programs only what changed; built on first use, kept
-	// with appends, dropped when the slices are compacted.
+	// with appends, dropped when the slices are compacted. epAt is an
+	// index into eps, or, below zero, briefs (briefAt).
 	epAt, lbAt map[hns.ID]int
 	// local are the local endpoints among eps (pods, the host's, the
 	// source VIP's): all the engine reads of them, kept up to date with
@@ -66,15 +71,16 @@ var viewVersions atomic.Uint64
 
 // listed makes eps and lbs, just listed from the network, the model.
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
-	m.valid, m.network, m.eps, m.lbs = true, network, eps, lbs
+	m.valid, m.network, m.lbs = true, network, lbs
 	m.idSum, m.idCount = 0, 0
-	m.epAt, m.lbAt, m.local = nil, nil, nil
-	for i, ep := range eps {
+	m.eps, m.briefs, m.epAt, m.lbAt, m.local = nil, nil, nil, nil, nil
+	for _, ep := range eps {
 		if hns.SameID(ep.NetworkID, network.ID) {
 			// One copy of the network's ID, not one per endpoint decoded from HNS's answer.
-			eps[i].NetworkID = network.ID
+			ep.NetworkID = network.ID
 		}
 		m.added(ep.ID)
+		m.keep(ep)
 		if !ep.Remote {
 			m.local = append(m.local, ep)
 		}
@@ -101,6 +107,8 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	}
 	if len(m.epGone) > 0 {
 		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
+		// briefs are never handed out: they are compacted in place.
+		m.briefs = slices.DeleteFunc(m.briefs, func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
 		clear(m.epGone)
 		m.epAt = nil
 	}
@@ -120,7 +128,8 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		clear(m.lbNow)
 		m.lbAt = nil
 	}
-	return m.network, m.eps, m.lbs, true
+	eps := expandAll(append(make([]hns.Endpoint, 0, len(m.eps)+len(m.briefs)), m.eps...), m.briefs, m.network.ID)
+	return m.network, eps, m.lbs, true
 }
 
 // localView returns the network and its local endpoints with their version
@@ -163,12 +172,37 @@ func (m *model) endpoint(id string) (hns.Endpoint, bool) {
 	}
 	if m.epAt == nil {
 		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
+		for i, b := range m.briefs {
+			m.epAt[hns.IDOf(b.id)] = briefAt(i)
+		}
 	}
 	i, ok := m.epAt[uid]
-	if !ok {
+	switch {
+	case !ok:
 		return hns.Endpoint{}, false
+	case i < 0:
+		return m.briefs[briefAt(i)].expand(m.network.ID), true
 	}
 	return m.eps[i], true
+}
+
+// briefAt turns an index into briefs into epAt's value for it, and back.
+func briefAt(i int) int { return -1 - i }
+
+// keep adds ep, an endpoint of the network, to eps or, in brief, to
+// briefs, and indexes it when the index is built.
+func (m *model) keep(ep hns.Endpoint) {
+	if b, ok := briefOf(ep, m.network.ID); ok {
+		m.briefs = append(m.briefs, b)
+		if m.epAt != nil {
+			m.epAt[hns.IDOf(b.id)] = briefAt(len(m.briefs) - 1)
+		}
+		return
+	}
+	m.eps = append(m.eps, ep)
+	if m.epAt != nil {
+		m.epAt[hns.IDOf(ep.ID)] = len(m.eps) - 1
+	}
 }
 
 func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
@@ -268,10 +302,7 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 	m.wrote(err, false, func() {
 		if hns.SameID(networkID, m.network.ID) {
 			created = m.canonical(created, ep)
-			m.eps = append(m.eps, created)
-			if m.epAt != nil {
-				m.epAt[hns.IDOf(created.ID)] = len(m.eps) - 1
-			}
+			m.keep(created)
 			if !created.Remote {
 				m.local = append(m.local, created)
 				for _, ip := range created.IPs {

@@ -1,0 +1,66 @@
+package apply
+
+import (
+	"net/netip"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// brief is a remote endpoint of the model's network held in brief: its ID,
+// address and provider address. Everything else about it follows from the
+// address and the network (expand): the winproxy- name, the MAC winkernel
+// conjures from the address, the remote flag, no prefix length. The model
+// holds a hundred thousand remote endpoints at 10k services; as
+// hns.Endpoints, each with its own name, MAC and address slice, they were
+// the largest part of the applier's memory (about 250 bytes each, against
+// the 64 of a brief; docs/performance.md, "Where the live heap goes").
+type brief struct {
+	id     string
+	ip, pa netip.Addr
+}
+
+// briefOf is ep in brief, when expanding the brief in network networkID
+// gives ep back field for field; an endpoint anyone named or shaped
+// otherwise (a foreign one, a local one, one HNS answered in another form)
+// is kept whole.
+func briefOf(ep hns.Endpoint, networkID string) (brief, bool) {
+	if !ep.Remote || len(ep.IPs) != 1 || ep.PrefixLength != 0 || ep.NetworkID != networkID {
+		return brief{}, false
+	}
+	ip := ep.IPs[0]
+	var buf [64]byte
+	if ep.Name != string(ip.AppendTo(append(buf[:0], hns.EndpointNamePrefix...))) ||
+		ep.MAC != string(hns.AppendConjuredMAC(buf[:0], ip)) {
+		return brief{}, false
+	}
+	return brief{id: ep.ID, ip: ip, pa: ep.ProviderAddress}, true
+}
+
+// expand is the endpoint b stands for in network networkID.
+func (b brief) expand(networkID string) hns.Endpoint {
+	return hns.Endpoint{ID: b.id, Name: hns.OwnedEndpointName(b.ip), NetworkID: networkID, IPs: []netip.Addr{b.ip},
+		MAC: hns.ConjureMAC(b.ip), Remote: true, ProviderAddress: b.pa}
+}
+
+// expandAll appends the endpoints bs stand for to eps, their names, MACs
+// and addresses each in one allocation for all: a sync that reads the whole
+// model gets a hundred thousand at 10k services.
+func expandAll(eps []hns.Endpoint, bs []brief, networkID string) []hns.Endpoint {
+	var names, macs []byte
+	for _, b := range bs {
+		names = b.ip.AppendTo(append(names, hns.EndpointNamePrefix...))
+		macs = hns.AppendConjuredMAC(macs, b.ip)
+	}
+	allNames, allMACs := string(names), string(macs)
+	ips := make([]netip.Addr, len(bs))
+	n := len(hns.FallbackMAC) // every conjured MAC has its length
+	var buf [64]byte
+	for i, b := range bs {
+		ips[i] = b.ip
+		name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
+		eps = append(eps, hns.Endpoint{ID: b.id, Name: allNames[:name], NetworkID: networkID, IPs: ips[i : i+1 : i+1],
+			MAC: allMACs[:n], Remote: true, ProviderAddress: b.pa})
+		allNames, allMACs = allNames[name:], allMACs[n:]
+	}
+	return eps
+}

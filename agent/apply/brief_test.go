@@ -1,0 +1,80 @@
+package apply
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// TestBriefLosesNothing: an endpoint is held in brief only when expanding
+// the brief gives it back field for field, alone and among others.
+func TestBriefLosesNothing(t *testing.T) {
+	const network = "NET"
+	ip4, ip6 := netip.MustParseAddr("10.244.2.7"), netip.MustParseAddr("fd00:10:244:2::7")
+	pa := netip.MustParseAddr("172.18.0.3")
+	// remote is the endpoint the agent creates for ip, as HNS answers it.
+	remote := func(ip netip.Addr, change func(*hns.Endpoint)) hns.Endpoint {
+		ep := hns.Endpoint{ID: "0AB1C2D3-0000-4000-8000-000000000001", Name: hns.OwnedEndpointName(ip),
+			NetworkID: network, IPs: []netip.Addr{ip}, MAC: hns.ConjureMAC(ip), Remote: true, ProviderAddress: pa}
+		if change != nil {
+			change(&ep)
+		}
+		return ep
+	}
+	cases := []struct {
+		name string
+		ep   hns.Endpoint
+		// brief is whether the endpoint is held in brief.
+		brief bool
+	}{
+		{"the agent's, overlay", remote(ip4, nil), true},
+		{"the agent's, IPv6", remote(ip6, nil), true},
+		{"the agent's, no provider address (L2Bridge)", remote(ip4, func(ep *hns.Endpoint) { ep.ProviderAddress = netip.Addr{} }), true},
+		{"lower-case ID", remote(ip4, func(ep *hns.Endpoint) { ep.ID = "0ab1c2d3-0000-4000-8000-000000000001" }), true},
+		{"foreign name", remote(ip4, func(ep *hns.Endpoint) { ep.Name = "cni-remote" }), false},
+		{"name of another address", remote(ip4, func(ep *hns.Endpoint) { ep.Name = hns.OwnedEndpointName(ip6) }), false},
+		{"MAC answered upper case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0A-F4-02-07" }), false},
+		{"the host's MAC", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "00-15-5D-01-02-03" }), false},
+		{"prefix length", remote(ip4, func(ep *hns.Endpoint) { ep.PrefixLength = 32 }), false},
+		{"two addresses", remote(ip4, func(ep *hns.Endpoint) { ep.IPs = []netip.Addr{ip4, ip6} }), false},
+		{"local", remote(ip4, func(ep *hns.Endpoint) { ep.Remote = false }), false},
+		{"network ID in another case", remote(ip4, func(ep *hns.Endpoint) { ep.NetworkID = "net" }), false},
+	}
+	addrs := cmpopts.EquateComparable(netip.Addr{})
+	var all []brief
+	var want []hns.Endpoint
+	for _, c := range cases {
+		b, ok := briefOf(c.ep, network)
+		if ok != c.brief {
+			t.Errorf("%s: held in brief %v, want %v", c.name, ok, c.brief)
+		}
+		if !ok {
+			continue
+		}
+		if diff := gocmp.Diff(c.ep, b.expand(network), addrs); diff != "" {
+			t.Errorf("%s: the brief expands to another endpoint (-was +expanded):\n%s", c.name, diff)
+		}
+		all, want = append(all, b), append(want, c.ep)
+	}
+	if diff := gocmp.Diff(want, expandAll(nil, all, network), addrs); diff != "" {
+		t.Errorf("expandAll differs from the endpoints (-was +expanded):\n%s", diff)
+	}
+}
+
+// TestBriefKnowsEveryEndpointField: a field added to hns.Endpoint must be
+// held by brief or checked by briefOf, or a brief would drop it.
+func TestBriefKnowsEveryEndpointField(t *testing.T) {
+	var names []string
+	for f := range reflect.TypeFor[hns.Endpoint]().Fields() {
+		names = append(names, f.Name)
+	}
+	want := []string{"ID", "Name", "NetworkID", "IPs", "PrefixLength", "MAC", "Remote", "ProviderAddress"}
+	if diff := gocmp.Diff(want, names); diff != "" {
+		t.Errorf("hns.Endpoint's fields changed; make brief and briefOf hold or check the new ones, then this list (-brief knows +now):\n%s", diff)
+	}
+}
