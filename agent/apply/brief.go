@@ -24,7 +24,7 @@ type brief struct {
 // otherwise (a foreign one, a local one, one HNS answered in another form)
 // is kept whole.
 func briefOf(ep hns.Endpoint, networkID string) (brief, bool) {
-	if !ep.Remote || len(ep.IPs) != 1 || ep.PrefixLength != 0 || ep.NetworkID != networkID {
+	if !ep.Remote || len(ep.IPs) != 1 || ep.PrefixLength != 0 || ep.NetworkID != networkID || !ep.IPs[0].IsValid() {
 		return brief{}, false
 	}
 	ip := ep.IPs[0]

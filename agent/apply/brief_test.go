@@ -43,6 +43,10 @@ func TestBriefLosesNothing(t *testing.T) {
 		{"prefix length", remote(ip4, func(ep *hns.Endpoint) { ep.PrefixLength = 32 }), false},
 		{"two addresses", remote(ip4, func(ep *hns.Endpoint) { ep.IPs = []netip.Addr{ip4, ip6} }), false},
 		{"local", remote(ip4, func(ep *hns.Endpoint) { ep.Remote = false }), false},
+		// An invalid address prints as "invalid IP" in a name, and as nothing when appended.
+		{"invalid address", remote(ip4, func(ep *hns.Endpoint) {
+			ep.IPs, ep.Name, ep.MAC = []netip.Addr{{}}, hns.EndpointNamePrefix, hns.FallbackMAC
+		}), false},
 		{"network ID in another case", remote(ip4, func(ep *hns.Endpoint) { ep.NetworkID = "net" }), false},
 	}
 	addrs := cmpopts.EquateComparable(netip.Addr{})

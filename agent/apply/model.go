@@ -30,14 +30,15 @@ type model struct {
 	network hns.Network
 	// The network's endpoints are eps and briefs: every remote endpoint
 	// that a brief holds without loss is one (briefOf), the others are
-	// kept whole. recall hands out a new slice of them all.
+	// kept whole. recall hands out a new slice of them all, so neither
+	// is ever handed out.
 	eps    []hns.Endpoint
 	briefs []brief
-	lbs    []hns.LoadBalancer
 	// lbs is handed out in Observations and never changed in place (an
-	// Apply may be reading it), nor is eps: deletes and modifies are kept
-	// aside, by ID, and folded in by the next recall. Appends are safe: a
-	// handed-out slice keeps its length.
+	// Apply may be reading it). Deletes and modifies, of endpoints too,
+	// are kept aside, by ID, and folded in by the next recall. Appends are
+	// safe: a handed-out slice keeps its length.
+	lbs            []hns.LoadBalancer
 	epGone, lbGone map[hns.ID]bool
 	lbNow          map[hns.ID]hns.LoadBalancer
 	// epAt and lbAt index the endpoints and lbs by ID, for the few lookups
@@ -106,8 +107,8 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		return hns.Network{}, nil, nil, false
 	}
 	if len(m.epGone) > 0 {
-		m.eps = slices.DeleteFunc(slices.Clone(m.eps), func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
-		// briefs are never handed out: they are compacted in place.
+		// Neither is handed out: they are compacted in place.
+		m.eps = slices.DeleteFunc(m.eps, func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
 		m.briefs = slices.DeleteFunc(m.briefs, func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
 		clear(m.epGone)
 		m.epAt = nil

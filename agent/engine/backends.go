@@ -232,8 +232,10 @@ func lastInTextOrder(eps []endpoint, f readiness) endpoint {
 }
 
 // remoteBackend is the remote endpoint winkernel creates for a backend on
-// another node (backendRemote), and pa, what the routes say: zero for none.
-// It reports a backend in a node's pod CIDR that no route covers yet.
+// another node, as backendRemote makes it but for the MAC, which
+// conjureMACs adds for all of a port's backends at once; and pa, what the
+// routes say: zero for none. It reports a backend in a node's pod CIDR that
+// no route covers yet.
 func (s *serviceComputer) remoteBackend(ip netip.Addr) (re RemoteEndpoint, pa netip.Addr) {
 	c := s.c
 	re = RemoteEndpoint{IP: ip}

@@ -33,11 +33,12 @@ type Incremental struct {
 	// results is what each service contributed, to take it back.
 	results map[string]contribution
 	// addrs are, per address, the services that looked it up among the
-	// local HNS endpoints, the count of those wanting its remote endpoint
-	// and what that endpoint is: one map for all three, as nearly every
-	// backend address is both looked up and a remote endpoint (100,000 at
-	// 10k services). Desired.RemoteEndpoints reads it (incrementalRemotes);
-	// remotes counts its addresses with a remote endpoint.
+	// local HNS endpoints and the counts of those wanting its remote
+	// endpoint as a backend or as a service VIP: one map for both, as
+	// nearly every backend address is both looked up and a remote endpoint
+	// (100,000 at 10k services). Desired.RemoteEndpoints reads it and makes
+	// each address's endpoint when asked (incrementalRemotes); remotes
+	// counts its addresses with a remote endpoint.
 	addrs   map[netip.Addr]addrUse
 	remotes int
 	// lbs are the contributions to each LB key: its own service's, or each

@@ -9,8 +9,8 @@ import (
 // RemoteEndpointSet is a Desired's remote endpoints by address, to be read only.
 //
 // It is an interface, not a map, so that an Incremental need not keep a second map of the
-// hundred thousand addresses at 10k services: its per-address state already holds what each
-// address's remote endpoint is (docs/performance.md, "Where the live heap goes").
+// hundred thousand addresses at 10k services: its per-address state says which addresses want
+// one, and the node context what each is (docs/performance.md, "Where the live heap goes").
 type RemoteEndpointSet interface {
 	// Get returns the remote endpoint of ip, if one is desired.
 	Get(ip netip.Addr) (RemoteEndpoint, bool)
@@ -32,10 +32,10 @@ func (m RemoteEndpointMap) Len() int { return len(m) }
 
 func (m RemoteEndpointMap) All() iter.Seq2[netip.Addr, RemoteEndpoint] { return maps.All(m) }
 
-// incrementalRemotes are an Incremental's desired remote endpoints, read from its per-address
-// state when asked: an address some backend uses has the backend's remote endpoint (every
-// service computes the same one for an address), else one only service VIPs use has the service
-// VIP's, computed from the node context.
+// incrementalRemotes are an Incremental's desired remote endpoints, made from its per-address
+// state and the node context when asked: an address some backend uses has a backend's remote
+// endpoint (nodeContext.backendRemote), else one only service VIPs use has the service VIP's
+// (nodeContext.serviceVIPEndpoint).
 type incrementalRemotes struct{ c *Incremental }
 
 func (r incrementalRemotes) Get(ip netip.Addr) (RemoteEndpoint, bool) {
