@@ -259,7 +259,29 @@ func (s *serviceComputer) remoteBackend(ip netip.Addr) (re RemoteEndpoint, pa ne
 // of the backend's node, or this node's IP for an address outside the
 // cluster.
 func (c *nodeContext) backendRemote(ip netip.Addr) RemoteEndpoint {
-	re := RemoteEndpoint{IP: ip, MAC: hns.ConjureMAC(ip)}
+	return c.backendRemoteWithMAC(ip, hns.ConjureMAC(ip))
+}
+
+// backendRemotes appends the remote endpoints of backends at ips to out,
+// their MACs in one string: a full sync reads every one (100,000 at 10k
+// services), and a string each would be as many allocations.
+func (c *nodeContext) backendRemotes(out []RemoteEndpoint, ips []netip.Addr) []RemoteEndpoint {
+	n := len(hns.FallbackMAC) // every conjured MAC has its length
+	buf := make([]byte, 0, n*len(ips))
+	for _, ip := range ips {
+		buf = hns.AppendConjuredMAC(buf, ip)
+	}
+	macs := string(buf)
+	for _, ip := range ips {
+		out = append(out, c.backendRemoteWithMAC(ip, macs[:n]))
+		macs = macs[n:]
+	}
+	return out
+}
+
+// backendRemoteWithMAC is backendRemote with its MAC made already.
+func (c *nodeContext) backendRemoteWithMAC(ip netip.Addr, mac string) RemoteEndpoint {
+	re := RemoteEndpoint{IP: ip, MAC: mac}
 	if c.overlay {
 		re.ProviderAddress = c.providerAddressOf(ip, c.pa.lookup(ip))
 	}

@@ -48,15 +48,42 @@ func (r incrementalRemotes) Get(ip netip.Addr) (RemoteEndpoint, bool) {
 
 func (r incrementalRemotes) Len() int { return r.c.remotes }
 
+// All yields the backends' remote endpoints in batches (remotesBatch), made together.
 func (r incrementalRemotes) All() iter.Seq2[netip.Addr, RemoteEndpoint] {
 	return func(yield func(netip.Addr, RemoteEndpoint) bool) {
+		var pending [remotesBatch]netip.Addr
+		var made []RemoteEndpoint
+		n := 0
+		flush := func() bool {
+			made = r.c.ctx.backendRemotes(made[:0], pending[:n])
+			n = 0
+			for _, re := range made {
+				if !yield(re.IP, re) {
+					return false
+				}
+			}
+			return true
+		}
 		for ip, u := range r.c.addrs {
-			if re, ok := r.c.remoteOf(ip, u); ok && !yield(ip, re) {
-				return
+			switch {
+			case u.backend > 0:
+				pending[n] = ip
+				if n++; n == len(pending) && !flush() {
+					return
+				}
+			case u.serviceVIP > 0:
+				if !yield(ip, r.c.ctx.serviceVIPEndpoint(ip)) {
+					return
+				}
 			}
 		}
+		flush()
 	}
 }
+
+// remotesBatch is how many backends' remote endpoints All makes at once: their MACs are one
+// allocation (nodeContext.backendRemotes) instead of one each.
+const remotesBatch = 256
 
 // remoteOf is the remote endpoint desired for ip, whose use is u.
 func (c *Incremental) remoteOf(ip netip.Addr, u addrUse) (RemoteEndpoint, bool) {
