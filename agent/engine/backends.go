@@ -82,7 +82,7 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 			}
 			continue
 		}
-		pa, ok := s.addBackend(&b, &ep, p.family)
+		pa, ok := s.addBackend(&b, &ep)
 		if !ok {
 			continue
 		}
@@ -116,7 +116,7 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.Endpoin
 // routes' provider address of a backend Kubernetes calls remote, on
 // overlay, and false for a local endpoint without an HNS endpoint, which is
 // left out.
-func (s *serviceComputer) addBackend(b *backendSelection, ep *endpoint, fam v1alpha1.IPFamily) (pa netip.Addr, ok bool) {
+func (s *serviceComputer) addBackend(b *backendSelection, ep *endpoint) (pa netip.Addr, ok bool) {
 	c := s.c
 	id, held := s.lookup(ep.ip)
 	switch {
