@@ -13,10 +13,13 @@ import (
 // holds a hundred thousand remote endpoints at 10k services; as
 // hns.Endpoints, each with its own name, MAC and address slice, they were
 // the largest part of the applier's memory (about 250 bytes each, against
-// the 64 of a brief; docs/performance.md, "Where the live heap goes").
+// the 72 of a brief; docs/performance.md, "Where the live heap goes").
 type brief struct {
 	id     string
 	ip, pa netip.Addr
+	// upperMAC is set when HNS answered the MAC in upper case: no source
+	// says which case HNS answers in, and the agent asks in lower case.
+	upperMAC bool
 }
 
 // briefOf is ep in brief, when expanding the brief in network networkID
@@ -29,17 +32,44 @@ func briefOf(ep hns.Endpoint, networkID string) (brief, bool) {
 	}
 	ip := ep.IPs[0]
 	var buf [64]byte
-	if ep.Name != string(ip.AppendTo(append(buf[:0], hns.EndpointNamePrefix...))) ||
-		ep.MAC != string(hns.AppendConjuredMAC(buf[:0], ip)) {
+	if ep.Name != string(ip.AppendTo(append(buf[:0], hns.EndpointNamePrefix...))) {
 		return brief{}, false
 	}
-	return brief{id: ep.ID, ip: ip, pa: ep.ProviderAddress}, true
+	b := brief{id: ep.ID, ip: ip, pa: ep.ProviderAddress}
+	mac := hns.AppendConjuredMAC(buf[:0], ip)
+	switch {
+	case ep.MAC == string(mac):
+	case ep.MAC == string(upperHex(mac)):
+		b.upperMAC = true
+	default:
+		return brief{}, false
+	}
+	return b, true
 }
 
 // expand is the endpoint b stands for in network networkID.
 func (b brief) expand(networkID string) hns.Endpoint {
-	return hns.Endpoint{ID: b.id, Name: hns.OwnedEndpointName(b.ip), NetworkID: networkID, IPs: []netip.Addr{b.ip},
-		MAC: hns.ConjureMAC(b.ip), Remote: true, ProviderAddress: b.pa}
+	return expandAll(make([]hns.Endpoint, 0, 1), []brief{b}, networkID)[0]
+}
+
+// appendMAC appends the MAC of b's endpoint to buf.
+func (b brief) appendMAC(buf []byte) []byte {
+	n := len(buf)
+	buf = hns.AppendConjuredMAC(buf, b.ip)
+	if b.upperMAC {
+		upperHex(buf[n:])
+	}
+	return buf
+}
+
+// upperHex upper-cases the hex digits of a MAC in place.
+func upperHex(mac []byte) []byte {
+	for i, c := range mac {
+		if 'a' <= c && c <= 'f' {
+			mac[i] = c - 'a' + 'A'
+		}
+	}
+	return mac
 }
 
 // expandAll appends the endpoints bs stand for to eps, their names, MACs
@@ -49,7 +79,7 @@ func expandAll(eps []hns.Endpoint, bs []brief, networkID string) []hns.Endpoint 
 	var names, macs []byte
 	for _, b := range bs {
 		names = b.ip.AppendTo(append(names, hns.EndpointNamePrefix...))
-		macs = hns.AppendConjuredMAC(macs, b.ip)
+		macs = b.appendMAC(macs)
 	}
 	allNames, allMACs := string(names), string(macs)
 	ips := make([]netip.Addr, len(bs))

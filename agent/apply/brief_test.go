@@ -3,6 +3,7 @@ package apply
 import (
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -38,7 +39,9 @@ func TestBriefLosesNothing(t *testing.T) {
 		{"lower-case ID", remote(ip4, func(ep *hns.Endpoint) { ep.ID = "0ab1c2d3-0000-4000-8000-000000000001" }), true},
 		{"foreign name", remote(ip4, func(ep *hns.Endpoint) { ep.Name = "cni-remote" }), false},
 		{"name of another address", remote(ip4, func(ep *hns.Endpoint) { ep.Name = hns.OwnedEndpointName(ip6) }), false},
-		{"MAC answered upper case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0A-F4-02-07" }), false},
+		{"MAC answered upper case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0A-F4-02-07" }), true},
+		{"MAC answered upper case, IPv6", remote(ip6, func(ep *hns.Endpoint) { ep.MAC = strings.ToUpper(hns.ConjureMAC(ip6)) }), true},
+		{"MAC in mixed case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0a-F4-02-07" }), false},
 		{"the host's MAC", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "00-15-5D-01-02-03" }), false},
 		{"prefix length", remote(ip4, func(ep *hns.Endpoint) { ep.PrefixLength = 32 }), false},
 		{"two addresses", remote(ip4, func(ep *hns.Endpoint) { ep.IPs = []netip.Addr{ip4, ip6} }), false},
