@@ -47,9 +47,27 @@ func briefOf(ep hns.Endpoint, networkID string) (brief, bool) {
 	return b, true
 }
 
-// expand is the endpoint b stands for in network networkID.
+// expand is the endpoint b stands for in network networkID: a sync that
+// programs a change looks up a few, each two allocations (its name and MAC
+// in one string, its address slice).
 func (b brief) expand(networkID string) hns.Endpoint {
-	return expandAll(make([]hns.Endpoint, 0, 1), []brief{b}, networkID)[0]
+	var buf [80]byte
+	return b.endpoint(string(b.appendText(buf[:0])), []netip.Addr{b.ip}, networkID)
+}
+
+// appendText appends the name, then the MAC, of b's endpoint to buf.
+func (b brief) appendText(buf []byte) []byte {
+	return b.appendMAC(b.ip.AppendTo(append(buf, hns.EndpointNamePrefix...)))
+}
+
+// endpoint is b's endpoint, its name and MAC read from text, which starts
+// with what appendText appended, and its addresses ips.
+func (b brief) endpoint(text string, ips []netip.Addr, networkID string) hns.Endpoint {
+	var buf [64]byte
+	name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
+	mac := name + len(hns.FallbackMAC) // every conjured MAC has its length
+	return hns.Endpoint{ID: b.id, Name: text[:name], NetworkID: networkID, IPs: ips, MAC: text[name:mac], Remote: true,
+		ProviderAddress: b.pa}
 }
 
 // appendMAC appends the MAC of b's endpoint to buf.
@@ -72,25 +90,21 @@ func upperHex(mac []byte) []byte {
 	return mac
 }
 
-// expandAll appends the endpoints bs stand for to eps, their names, MACs
-// and addresses each in one allocation for all: a sync that reads the whole
-// model gets a hundred thousand at 10k services.
+// expandAll appends the endpoints bs stand for to eps, their names and MACs
+// in one allocation for all and their addresses in another: a sync that
+// reads the whole model gets a hundred thousand at 10k services.
 func expandAll(eps []hns.Endpoint, bs []brief, networkID string) []hns.Endpoint {
-	var names, macs []byte
+	text := make([]byte, 0, len(bs)*(len(hns.EndpointNamePrefix)+len("255.255.255.255")+len(hns.FallbackMAC)))
 	for _, b := range bs {
-		names = b.ip.AppendTo(append(names, hns.EndpointNamePrefix...))
-		macs = b.appendMAC(macs)
+		text = b.appendText(text)
 	}
-	allNames, allMACs := string(names), string(macs)
+	all := string(text)
 	ips := make([]netip.Addr, len(bs))
-	n := len(hns.FallbackMAC) // every conjured MAC has its length
-	var buf [64]byte
 	for i, b := range bs {
 		ips[i] = b.ip
-		name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
-		eps = append(eps, hns.Endpoint{ID: b.id, Name: allNames[:name], NetworkID: networkID, IPs: ips[i : i+1 : i+1],
-			MAC: allMACs[:n], Remote: true, ProviderAddress: b.pa})
-		allNames, allMACs = allNames[name:], allMACs[n:]
+		ep := b.endpoint(all, ips[i:i+1:i+1], networkID)
+		eps = append(eps, ep)
+		all = all[len(ep.Name)+len(ep.MAC):]
 	}
 	return eps
 }
