@@ -150,7 +150,7 @@ func (s *syncState) planChangedLoadBalancers(keys []engine.LBKey) ([]op, error) 
 func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
 	var ops []op
 	for _, ip := range ips {
-		if _, wanted := s.d.RemoteEndpoints.Get(ip); wanted {
+		if s.d.RemoteEndpoints.Has(ip) {
 			continue
 		}
 		id, ok := s.a.epIDs[ip]

@@ -191,8 +191,7 @@ func (a *Applier) pruneRetries(d *engine.Desired) {
 	for k := range a.retries {
 		var wanted bool
 		if k.ep.IsValid() {
-			_, wanted = d.RemoteEndpoints.Get(k.ep)
-			wanted = wanted || d.SourceVIPEndpoint != nil && d.SourceVIPEndpoint.IP == k.ep
+			wanted = d.RemoteEndpoints.Has(k.ep) || d.SourceVIPEndpoint != nil && d.SourceVIPEndpoint.IP == k.ep
 		} else {
 			_, wanted = d.LoadBalancers[k.lb]
 		}
@@ -262,7 +261,7 @@ func (s *syncState) forgetUnlisted() {
 	for ip, id := range s.a.epIDs {
 		if !listed[hns.IDOf(id)] {
 			delete(s.a.epIDs, ip)
-			if _, wanted := s.d.RemoteEndpoints.Get(ip); wanted {
+			if s.d.RemoteEndpoints.Has(ip) {
 				s.r.DriftRepairs.Endpoints++
 			}
 		}

@@ -279,8 +279,8 @@ func checkChanges(t *testing.T, step string, before, after *Desired, changes Cha
 	for ip := range mergedKeys(bm, am) {
 		b, inB := bm[ip]
 		a, inA := am[ip]
-		if g, ok := after.RemoteEndpoints.Get(ip); ok != inA || g != a {
-			t.Fatalf("%s: remote endpoint %v got as %v, %v; listed as %v, %v", step, ip, g, ok, a, inA)
+		if g, ok := after.RemoteEndpoints.Get(ip); ok != inA || g != a || after.RemoteEndpoints.Has(ip) != inA {
+			t.Fatalf("%s: remote endpoint %v got as %v, %v (has: %v); listed as %v, %v", step, ip, g, ok, after.RemoteEndpoints.Has(ip), a, inA)
 		}
 		if (inA != inB || a != b) && !slices.Contains(changes.RemoteEndpoints, ip) {
 			t.Fatalf("%s: remote endpoint %v changed (%v -> %v) but Changes does not name it", step, ip, b, a)

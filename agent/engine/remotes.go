@@ -14,6 +14,8 @@ import (
 type RemoteEndpointSet interface {
 	// Get returns the remote endpoint of ip, if one is desired.
 	Get(ip netip.Addr) (RemoteEndpoint, bool)
+	// Has reports whether a remote endpoint is desired for ip, without making it.
+	Has(ip netip.Addr) bool
 	// Len is how many remote endpoints are desired.
 	Len() int
 	// All yields every desired remote endpoint, in no order.
@@ -26,6 +28,11 @@ type RemoteEndpointMap map[netip.Addr]RemoteEndpoint
 func (m RemoteEndpointMap) Get(ip netip.Addr) (RemoteEndpoint, bool) {
 	re, ok := m[ip]
 	return re, ok
+}
+
+func (m RemoteEndpointMap) Has(ip netip.Addr) bool {
+	_, ok := m[ip]
+	return ok
 }
 
 func (m RemoteEndpointMap) Len() int { return len(m) }
@@ -45,6 +52,8 @@ func (r incrementalRemotes) Get(ip netip.Addr) (RemoteEndpoint, bool) {
 	}
 	return r.c.remoteOf(ip, u)
 }
+
+func (r incrementalRemotes) Has(ip netip.Addr) bool { return r.c.addrs[ip].remote() }
 
 func (r incrementalRemotes) Len() int { return r.c.remotes }
 

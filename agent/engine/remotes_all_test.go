@@ -27,8 +27,8 @@ func TestRemoteEndpointsAllInBatches(t *testing.T) {
 			t.Fatalf("All yielded %v twice", ip)
 		}
 		all[ip] = re
-		if fromGet, _ := got.Get(ip); fromGet != re {
-			t.Errorf("All yielded %+v for %v, Get has %+v", re, ip, fromGet)
+		if fromGet, _ := got.Get(ip); fromGet != re || !got.Has(ip) {
+			t.Errorf("All yielded %+v for %v, Get has %+v (Has: %v)", re, ip, fromGet, got.Has(ip))
 		}
 	}
 	if len(all) < 600 || len(all) != got.Len() {
