@@ -40,8 +40,8 @@ import (
 // WINPROXY_BENCH_EVENTS events (2,400: an hour of one change every 1.5 s), each moving a remote
 // endpoint to another node, one every WINPROXY_BENCH_PACE (25ms: the hour's events in a minute),
 // less what the agent costs idle over the same time; and the agent's RSS and live heap after the
-// first sync and after the churn. CPU is the process's, read from /proc: the machine's other
-// work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
+// first sync and after the churn, with the peak RSS so far. CPU is the process's, read from
+// /proc: the machine's other work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
 // the churn; its heap profiles after the first sync and after the churn are written beside it
 // (.first.heap, .churn.heap). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
 // (e.g. GOGC=50), as a pod's env would.
@@ -319,6 +319,8 @@ func memory(b *testing.B, p *fleet.Process, when string) {
 	}
 	kB := strings.ReplaceAll(string(status), " kB", "")
 	b.ReportMetric(statLine(b, kB, "VmRSS:")/1024, "rss-MiB-"+when)
+	// The most the agent held so far (its first sync's peak, as a rule): what a memory limit must allow.
+	b.ReportMetric(statLine(b, kB, "VmHWM:")/1024, "peak-rss-MiB-"+when)
 	heap := filepath.Join(b.TempDir(), "heap")
 	fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap?gc=1&debug=1", 1), heap)
 	text, err := os.ReadFile(heap)

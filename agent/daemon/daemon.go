@@ -128,6 +128,8 @@ type agent struct {
 	limiter     eventLimiter
 	// syncer is how a sync reads HNS and programs it (syncmode), with when HNS was last checked.
 	syncer apply.Sync
+	// memory returns what a sync that built everything anew freed.
+	memory memoryReturner
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -394,6 +396,12 @@ func (a *agent) drainPending() {
 // retries; everything worth knowing is in the status, events and metrics.
 func (a *agent) sync(ctx context.Context) error {
 	start := a.opts.Clock.Now()
+	a.memory.beforeSync()
+	defer func() {
+		if a.memory.afterSync() {
+			a.log.V(2).Info("Returned the memory the sync freed to the system")
+		}
+	}()
 	// Reads come from the informer cache; the bound matters for the status write, which goes to
 	// the apiserver and must not hold up the next sync (a drift repair) when the apiserver is slow.
 	apiCtx, cancel := context.WithTimeout(ctx, apiTimeout)
