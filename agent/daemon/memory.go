@@ -1,37 +1,52 @@
 package daemon
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 )
 
-// memoryReturner hands what a sync freed back to the system at once when the sync allocated more
-// than the agent holds live. Such a sync builds everything anew (a start's first, a full resync,
-// one after a failed write): at 10k Services a start's allocates about 400 MB and a full resync
-// 130 MB, against a live heap of about 105 MiB. The collector frees it, but Go hands freed memory
+// memoryReturner hands what a sync freed back to the system at once when the sync allocated at
+// least a collection cycle's worth: the live heap times the collector's target (GOGC), 25 % by the
+// agent's default. Such a sync builds much anew (a start's first, the whole-node computation after
+// a change of the node, a full resync): at 10k Services a start's first allocates about 400 MB and
+// the next one, which sees the node's new source VIP endpoint and computes everything again, tens
+// of MB, against a live heap of about 105 MiB. The collector frees it, but Go hands freed memory
 // back to the system only over minutes (its background scavenger), and until then it counts in
-// the agent's RSS: 60 MiB more than its steady state after a start at 10k Services
-// (docs/performance.md, "The agent binary, end to end"). A sync that programmed a change
-// allocates far less than the live heap and returns nothing; the cost of a return, a forced
-// collection, follows the live heap, so it is never more than the sync's own allocating cost.
+// the agent's RSS: about 50 MiB after a start at 10k Services (docs/performance.md, "The agent
+// binary, end to end"). An event's sync allocates kilobytes and returns nothing. A return is a
+// forced collection, at most one more than the sync's own allocating caused.
 type memoryReturner struct {
-	// read gives the bytes allocated since the start and the live heap, free returns the memory:
-	// nil means readHeap and debug.FreeOSMemory; tests set their own.
-	read func() (allocated, live uint64)
+	// read gives the bytes allocated since the start, the live heap and GOGC; free returns the
+	// memory. nil means readHeap and debug.FreeOSMemory; tests set their own.
+	read func() heapFigures
 	free func()
 	// before is read when a sync starts.
 	before uint64
 }
 
-// beforeSync notes where a sync starts.
-func (m *memoryReturner) beforeSync() { m.before, _ = m.readHeap() }
+// heapFigures are what memoryReturner reads of the runtime.
+type heapFigures struct {
+	// allocated is the bytes allocated since the start; live the live heap at the last
+	// collection (zero before the first); gcPercent the collector's target (GOGC).
+	allocated, live, gcPercent uint64
+}
 
-// afterSync returns the memory if the sync allocated at least the live heap; it reports whether it
-// did.
+// beforeSync notes where a sync starts.
+func (m *memoryReturner) beforeSync() { m.before = m.readHeap().allocated }
+
+// afterSync returns the memory if the sync allocated a collection cycle's worth; it reports
+// whether it did.
 func (m *memoryReturner) afterSync() bool {
-	allocated, live := m.readHeap()
-	// No collection yet (live reads zero): the heap is still under the collector's first goal.
-	if live == 0 || allocated-m.before < live {
+	h := m.readHeap()
+	switch {
+	case h.gcPercent > math.MaxInt32:
+		// GOGC=off reads as -1 made unsigned: whoever turned the collector off gets no forced one.
+		return false
+	case h.live == 0:
+		// No collection yet: the heap is still under the collector's first goal.
+		return false
+	case h.allocated-m.before < h.live*h.gcPercent/100:
 		return false
 	}
 	if m.free == nil {
@@ -42,16 +57,16 @@ func (m *memoryReturner) afterSync() bool {
 	return true
 }
 
-func (m *memoryReturner) readHeap() (allocated, live uint64) {
+func (m *memoryReturner) readHeap() heapFigures {
 	if m.read == nil {
 		return readHeap()
 	}
 	return m.read()
 }
 
-// readHeap reads the bytes allocated since the start and the live heap at the last collection.
-func readHeap() (allocated, live uint64) {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}}
+// readHeap reads the runtime's figures.
+func readHeap() heapFigures {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
-	return s[0].Value.Uint64(), s[1].Value.Uint64()
+	return heapFigures{allocated: s[0].Value.Uint64(), live: s[1].Value.Uint64(), gcPercent: s[2].Value.Uint64()}
 }

@@ -5,28 +5,32 @@ import (
 	"testing"
 )
 
-// TestMemoryReturnedAfterABigSync: a sync that allocated at least the live heap returns the memory,
-// one that allocated less does not.
+// TestMemoryReturnedAfterABigSync: a sync that allocated a collection cycle's worth (the live
+// heap times GOGC) returns the memory, one that allocated less does not.
 func TestMemoryReturnedAfterABigSync(t *testing.T) {
+	const live = 105 << 20
 	cases := []struct {
 		name string
-		// allocated is what the sync allocates; live the live heap after it.
-		allocated, live uint64
-		returned        bool
+		// allocated is what the sync allocates; live the live heap after it; gcPercent GOGC.
+		allocated, live, gcPercent uint64
+		returned                   bool
 	}{
-		{"a start's first sync at 10k Services", 400 << 20, 105 << 20, true},
-		{"a full resync", 130 << 20, 105 << 20, true},
-		{"exactly the live heap", 105 << 20, 105 << 20, true},
-		{"an event's sync", 40 << 10, 105 << 20, false},
-		{"nothing", 0, 105 << 20, false},
-		{"before the first collection", 2 << 20, 0, false},
+		{"a start's first sync at 10k Services", 400 << 20, live, 25, true},
+		{"the node's new source VIP: everything computed again", 60 << 20, live, 25, true},
+		{"exactly a cycle's worth", live / 4, live, 25, true},
+		{"the ID check's answer", 11 << 20, live, 25, false},
+		{"an event's sync", 40 << 10, live, 25, false},
+		{"nothing", 0, live, 25, false},
+		{"Go's default target: a cycle is the live heap", 60 << 20, live, 100, false},
+		{"the collector off (GOGC=off reads as -1 made unsigned)", 400 << 20, live, 1<<64 - 1, false},
+		{"before the first collection", 2 << 20, 0, 25, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			total, freed := uint64(7<<30), 0
-			m := &memoryReturner{read: func() (uint64, uint64) { return total, c.live }, free: func() { freed++ }}
+			h, freed := heapFigures{allocated: 7 << 30, live: c.live, gcPercent: c.gcPercent}, 0
+			m := &memoryReturner{read: func() heapFigures { return h }, free: func() { freed++ }}
 			m.beforeSync()
-			total += c.allocated
+			h.allocated += c.allocated
 			if got := m.afterSync(); got != c.returned || freed != map[bool]int{true: 1}[c.returned] {
 				t.Errorf("returned %v (%d frees), want %v", got, freed, c.returned)
 			}
@@ -34,19 +38,19 @@ func TestMemoryReturnedAfterABigSync(t *testing.T) {
 	}
 }
 
-// TestReadHeapReadsTheRuntime: both metrics exist in this Go release (a name the runtime does not
-// know reads as zero, which would return memory after every sync).
+// TestReadHeapReadsTheRuntime: every metric exists in this Go release (a name the runtime does not
+// know reads as nothing, which would return memory after every sync or never).
 func TestReadHeapReadsTheRuntime(t *testing.T) {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	for _, v := range s {
 		if v.Value.Kind() != metrics.KindUint64 {
-			t.Errorf("runtime metric %s is not a counter here (%v)", v.Name, v.Value.Kind())
+			t.Errorf("runtime metric %s reads %v here, not a number", v.Name, v.Value.Kind())
 		}
 	}
 	sink = make([]byte, 1<<20)
-	if allocated, _ := readHeap(); allocated < 1<<20 {
-		t.Errorf("readHeap says %d bytes allocated since the start, after 1 MiB", allocated)
+	if h := readHeap(); h.allocated < 1<<20 || h.gcPercent == 0 {
+		t.Errorf("readHeap says %d bytes allocated since the start (after 1 MiB) and GOGC %d", h.allocated, h.gcPercent)
 	}
 }
 
