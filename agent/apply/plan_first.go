@@ -126,8 +126,12 @@ func (s *syncState) planFirstEndpoints(r Rank) []op {
 	var todo []engine.RemoteEndpoint
 	for _, lb := range s.ranked(r) {
 		for _, b := range lb.Backends {
+			if b.Local || s.firstEPs[b.IP] {
+				continue
+			}
+			// Made only now: a backend seen already (one each port) costs no remote endpoint.
 			want, ok := s.d.RemoteEndpoints.Get(b.IP)
-			if b.Local || !ok || s.firstEPs[b.IP] {
+			if !ok {
 				continue
 			}
 			if s.firstEPs == nil {

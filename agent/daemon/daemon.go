@@ -128,7 +128,7 @@ type agent struct {
 	limiter     eventLimiter
 	// syncer is how a sync reads HNS and programs it (syncmode), with when HNS was last checked.
 	syncer apply.Sync
-	// memory returns what a sync that built everything anew freed.
+	// memory returns what a sync that allocated a collection cycle's worth freed.
 	memory memoryReturner
 }
 
