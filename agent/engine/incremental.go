@@ -85,17 +85,84 @@ func (c *Incremental) Changes() Changes { return c.changes }
 
 // contribution is what one service added to Desired.
 type contribution struct {
-	lbKeys                    []LBKey
-	remotes                   []remoteRef
-	ips                       []netip.Addr
+	lbKeys []LBKey
+	// addrs are the addresses the service used, sorted, each once: nearly
+	// every backend address is both looked up and a remote endpoint, and
+	// one list of both costs 32 bytes an address where two cost 56 (about
+	// 2.5 MB at 10k services) and one map update instead of two.
+	addrs                     []addrRef
 	topologyRouted, readsZone bool
 }
 
-// remoteRef is a remote endpoint a service wants, as a backend or as its
-// service VIP.
-type remoteRef struct {
-	ip         netip.Addr
-	serviceVIP bool
+// addrRef is what one service did with one address: looked it up among
+// the local HNS endpoints, and wanted its remote endpoint as a backend or
+// as its service VIP, or not at all.
+type addrRef struct {
+	ip       netip.Addr
+	lookedUp bool
+	remote   remoteUse
+}
+
+// remoteUse is what a service wants an address's remote endpoint for.
+type remoteUse uint8
+
+const (
+	noRemote remoteUse = iota
+	backendRemote
+	serviceVIPRemote
+)
+
+// addrRefs merges a service's remote endpoints and looked-up addresses,
+// both sorted by address with each address once (serviceComputer.result),
+// into one list.
+func addrRefs(remotes []RemoteEndpoint, ips []netip.Addr) []addrRef {
+	if len(remotes)+len(ips) == 0 {
+		return nil
+	}
+	out := make([]addrRef, 0, max(len(remotes), len(ips)))
+	for len(remotes) > 0 || len(ips) > 0 {
+		var ref addrRef
+		switch {
+		case len(ips) == 0 || len(remotes) > 0 && remotes[0].IP.Less(ips[0]):
+			ref.ip = remotes[0].IP
+		default:
+			ref.ip = ips[0]
+		}
+		if len(remotes) > 0 && remotes[0].IP == ref.ip {
+			ref.remote = backendRemote
+			if remotes[0].ServiceVIP {
+				ref.remote = serviceVIPRemote
+			}
+			remotes = remotes[1:]
+		}
+		if len(ips) > 0 && ips[0] == ref.ip {
+			ref.lookedUp = true
+			ips = ips[1:]
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// use adds (by +1) or takes back (by -1) what service k did with one
+// address.
+func (c *Incremental) use(k string, ref addrRef, by int32) {
+	was := c.addrs[ref.ip]
+	u := was
+	switch ref.remote {
+	case backendRemote:
+		u.backend += by
+	case serviceVIPRemote:
+		u.serviceVIP += by
+	}
+	if ref.lookedUp {
+		if by > 0 {
+			u.lookedUp.add(k)
+		} else {
+			u.lookedUp.remove(k)
+		}
+	}
+	c.setAddr(ref.ip, was, u)
 }
 
 // addrUse is what the services do with one address: look it up among the
@@ -401,21 +468,11 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		}
 		touchedLB[key] = struct{}{}
 	}
-	for _, re := range r.remotes {
-		was := c.addrs[re.ip]
-		u := was
-		if re.serviceVIP {
-			u.serviceVIP--
-		} else {
-			u.backend--
+	for _, ref := range r.addrs {
+		c.use(k, ref, -1)
+		if ref.remote != noRemote {
+			touchedIP[ref.ip] = struct{}{}
 		}
-		c.setAddr(re.ip, was, u)
-		touchedIP[re.ip] = struct{}{}
-	}
-	for _, ip := range r.ips {
-		u := c.addrs[ip]
-		u.lookedUp.remove(k)
-		c.setAddr(ip, u, u)
 	}
 }
 
@@ -440,20 +497,12 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		keys.add(lb.Key)
 		c.frontends[fk] = keys
 	}
-	if len(r.remotes) > 0 {
-		kept.remotes = make([]remoteRef, len(r.remotes))
-	}
-	for i, re := range r.remotes {
-		kept.remotes[i] = remoteRef{re.IP, re.ServiceVIP}
-		was := c.addrs[re.IP]
-		u := was
-		if re.ServiceVIP {
-			u.serviceVIP++
-		} else {
-			u.backend++
+	kept.addrs = addrRefs(r.remotes, r.ips)
+	for _, ref := range kept.addrs {
+		c.use(k, ref, +1)
+		if ref.remote != noRemote {
+			touchedIP[ref.ip] = struct{}{}
 		}
-		c.setAddr(re.IP, was, u)
-		touchedIP[re.IP] = struct{}{}
 	}
 	kept.topologyRouted, kept.readsZone = r.topologyRouted, r.readsZone
 	if r.topologyRouted {
@@ -461,12 +510,6 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 	}
 	if r.readsZone {
 		c.zoneReaders[k] = struct{}{}
-	}
-	kept.ips = cloneOrNil(r.ips)
-	for _, ip := range r.ips {
-		u := c.addrs[ip]
-		u.lookedUp.add(k)
-		c.setAddr(ip, u, u)
 	}
 	c.results[k] = kept
 }

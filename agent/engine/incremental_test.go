@@ -203,19 +203,18 @@ func checkAddrs(t *testing.T, step string, inc *Incremental) {
 	t.Helper()
 	want := map[netip.Addr]addrUse{}
 	for k, r := range inc.results {
-		for _, ip := range r.ips {
-			u := want[ip]
-			u.lookedUp.add(k)
-			want[ip] = u
-		}
-		for _, re := range r.remotes {
-			u := want[re.ip]
-			if re.serviceVIP {
-				u.serviceVIP++
-			} else {
-				u.backend++
+		for _, ref := range r.addrs {
+			u := want[ref.ip]
+			if ref.lookedUp {
+				u.lookedUp.add(k)
 			}
-			want[re.ip] = u
+			switch ref.remote {
+			case backendRemote:
+				u.backend++
+			case serviceVIPRemote:
+				u.serviceVIP++
+			}
+			want[ref.ip] = u
 		}
 	}
 	if len(want) != len(inc.addrs) {

@@ -178,13 +178,6 @@ func (s *serviceComputer) result() svcResult {
 	return r
 }
 
-func cloneOrNil[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	return slices.Clone(s)
-}
-
 // boolOrder orders false before true.
 func boolOrder(a, b bool) int {
 	switch {
