@@ -3,6 +3,7 @@ package apply
 import (
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,20 +56,21 @@ func TestBriefLosesNothing(t *testing.T) {
 	addrs := cmpopts.EquateComparable(netip.Addr{})
 	var all []brief
 	var want []hns.Endpoint
+	g := newBriefing(network)
 	for _, c := range cases {
-		b, ok := briefOf(c.ep, network)
+		b, ok := briefOf(c.ep, g)
 		if ok != c.brief {
 			t.Errorf("%s: held in brief %v, want %v", c.name, ok, c.brief)
 		}
 		if !ok {
 			continue
 		}
-		if diff := gocmp.Diff(c.ep, b.expand(network), addrs); diff != "" {
+		if diff := gocmp.Diff(c.ep, b.expand(g), addrs); diff != "" {
 			t.Errorf("%s: the brief expands to another endpoint (-was +expanded):\n%s", c.name, diff)
 		}
 		all, want = append(all, b), append(want, c.ep)
 	}
-	if diff := gocmp.Diff(want, expandAll(nil, all, network), addrs); diff != "" {
+	if diff := gocmp.Diff(want, expandAll(nil, all, g), addrs); diff != "" {
 		t.Errorf("expandAll differs from the endpoints (-was +expanded):\n%s", diff)
 	}
 }
@@ -83,5 +85,32 @@ func TestBriefKnowsEveryEndpointField(t *testing.T) {
 	want := []string{"ID", "Name", "NetworkID", "IPs", "PrefixLength", "MAC", "Remote", "ProviderAddress"}
 	if diff := gocmp.Diff(want, names); diff != "" {
 		t.Errorf("hns.Endpoint's fields changed; make brief and briefOf hold or check the new ones, then this list (-brief knows +now):\n%s", diff)
+	}
+}
+
+// TestBriefingHoldsEachProviderAddressOnce: briefs of backends on the same
+// node share one entry of the table, and each expands to its own node's
+// address.
+func TestBriefingHoldsEachProviderAddressOnce(t *testing.T) {
+	const network = "NET"
+	node1, node2 := netip.MustParseAddr("172.18.0.3"), netip.MustParseAddr("172.18.0.4")
+	g := newBriefing(network)
+	var eps []hns.Endpoint
+	var bs []brief
+	for i, pa := range []netip.Addr{node1, node2, node1, {}} {
+		ip := netip.AddrFrom4([4]byte{10, 244, byte(i), 7})
+		ep := hns.Endpoint{ID: "0AB1C2D3-0000-4000-8000-00000000000" + string(rune('1'+i)), Name: hns.OwnedEndpointName(ip),
+			NetworkID: network, IPs: []netip.Addr{ip}, MAC: hns.ConjureMAC(ip), Remote: true, ProviderAddress: pa}
+		b, ok := briefOf(ep, g)
+		if !ok {
+			t.Fatalf("endpoint %d not held in brief", i)
+		}
+		eps, bs = append(eps, ep), append(bs, b)
+	}
+	if want := []netip.Addr{node1, node2, {}}; !slices.Equal(g.pas, want) {
+		t.Errorf("the table holds %v, want %v", g.pas, want)
+	}
+	if diff := gocmp.Diff(eps, expandAll(nil, bs, g), cmpopts.EquateComparable(netip.Addr{})); diff != "" {
+		t.Errorf("the briefs expand to other endpoints (-was +expanded):\n%s", diff)
 	}
 }

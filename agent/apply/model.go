@@ -34,6 +34,10 @@ type model struct {
 	// is ever handed out.
 	eps    []hns.Endpoint
 	briefs []brief
+	// briefing is what the briefs share (the network, the provider
+	// addresses); a new one with every list, so that no node's address
+	// outlives its last backend by more than a list.
+	briefing *briefing
 	// lbs is handed out in Observations and never changed in place (an
 	// Apply may be reading it). Deletes and modifies, of endpoints too,
 	// are kept aside, by ID, and folded in by the next recall. Appends are
@@ -72,7 +76,7 @@ var viewVersions atomic.Uint64
 
 // listed makes eps and lbs, just listed from the network, the model.
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
-	m.valid, m.network, m.lbs = true, network, lbs
+	m.valid, m.network, m.lbs, m.briefing = true, network, lbs, newBriefing(network.ID)
 	m.idSum, m.idCount = 0, 0
 	// Nearly every endpoint of a large node is one of the agent's, held in brief: room for all
 	// of them up front, not a slice grown (and copied) twenty times over 100,000 endpoints.
@@ -131,7 +135,7 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		clear(m.lbNow)
 		m.lbAt = nil
 	}
-	eps := expandAll(append(make([]hns.Endpoint, 0, len(m.eps)+len(m.briefs)), m.eps...), m.briefs, m.network.ID)
+	eps := expandAll(append(make([]hns.Endpoint, 0, len(m.eps)+len(m.briefs)), m.eps...), m.briefs, m.briefing)
 	return m.network, eps, m.lbs, true
 }
 
@@ -184,7 +188,7 @@ func (m *model) endpoint(id string) (hns.Endpoint, bool) {
 	case !ok:
 		return hns.Endpoint{}, false
 	case i < 0:
-		return m.briefs[briefAt(i)].expand(m.network.ID), true
+		return m.briefs[briefAt(i)].expand(m.briefing), true
 	}
 	return m.eps[i], true
 }
@@ -195,7 +199,7 @@ func briefAt(i int) int { return -1 - i }
 // keep adds ep, an endpoint of the network, to eps or, in brief, to
 // briefs, and indexes it when the index is built.
 func (m *model) keep(ep hns.Endpoint) {
-	if b, ok := briefOf(ep, m.network.ID); ok {
+	if b, ok := briefOf(ep, m.briefing); ok {
 		m.briefs = append(m.briefs, b)
 		if m.epAt != nil {
 			m.epAt[hns.IDOf(b.id)] = briefAt(len(m.briefs) - 1)
