@@ -131,6 +131,10 @@ func BenchmarkAgent(b *testing.B) {
 			fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/profile?seconds=30", 1), path)
 		})
 	}
+	// From here on the kernel notes which of the binary's pages the agent touches (binaryPages).
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.Pid()), []byte("1"), 0); err != nil {
+		b.Fatal(err)
+	}
 	churnStart, churnCPU0 := time.Now(), cpuOf(b, p.Pid())
 	churn(b, c, cl, slices, events, pace)
 	settle(b, p)
@@ -321,6 +325,11 @@ func memory(b *testing.B, p *fleet.Process, when string) {
 	b.ReportMetric(statLine(b, kB, "VmRSS:")/1024, "rss-MiB-"+when)
 	// The most the agent held so far (its first sync's peak, as a rule): what a memory limit must allow.
 	b.ReportMetric(statLine(b, kB, "VmHWM:")/1024, "peak-rss-MiB-"+when)
+	if when == "churn" {
+		resident, used := binaryPages(b, p.Pid())
+		b.ReportMetric(used, "binary-used-MiB-churn")
+		b.Logf("churn: the binary's pages: %.0f MiB resident, %.0f MiB of them touched during the churn", resident, used)
+	}
 	heap := filepath.Join(b.TempDir(), "heap")
 	fetch(b, strings.Replace(p.MetricsURL, "/metrics", "/debug/pprof/heap?gc=1&debug=1", 1), heap)
 	text, err := os.ReadFile(heap)
@@ -348,6 +357,49 @@ func memory(b *testing.B, p *fleet.Process, when string) {
 	b.Logf("%s: RSS anonymous %.0f MiB, file %.0f MiB; heap in use %.0f MiB, free and not returned %.0f MiB; stacks %.0f MiB, GC and other runtime %.0f MiB",
 		when, statLine(b, kB, "RssAnon:")/1024, statLine(b, kB, "RssFile:")/1024, mib("HeapInuse"), mib("HeapIdle")-mib("HeapReleased"),
 		mib("Stack"), mib("GCSys")+mib("OtherSys")+mib("MSpan")+mib("MCache")+mib("BuckHashSys"))
+}
+
+// binaryPages is how much of the agent's executable is resident (MiB) and how much of that it
+// touched since its referenced bits were cleared (/proc/PID/clear_refs). The resident part is
+// more than the agent uses: Linux maps the cached pages around each page a process faults in
+// (fault-around, 64 KiB), and the benchmark has just built the binary, so all of it is cached;
+// the pages of start-up code stay mapped too. The part touched during the churn is the agent's
+// working set of its binary, what stays when the kernel reclaims the rest.
+func binaryPages(b *testing.B, pid int) (resident, used float64) {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	smaps, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ofBinary := false
+	for line := range strings.Lines(string(smaps)) {
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
+			// A mapping's header: address range, permissions, offset, device, inode, path.
+			ofBinary = len(fields) == 6 && fields[5] == exe
+		case ofBinary && len(fields) == 3 && fields[0] == "Rss:":
+			resident += parseKB(b, fields[1])
+		case ofBinary && len(fields) == 3 && fields[0] == "Referenced:":
+			used += parseKB(b, fields[1])
+		}
+	}
+	if resident == 0 {
+		b.Fatalf("no mapping of %s in /proc/%d/smaps", exe, pid)
+	}
+	return resident, used
+}
+
+// parseKB reads a kB figure of /proc as MiB.
+func parseKB(b *testing.B, s string) float64 {
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n / 1024
 }
 
 // statLine is the number on the line of text that starts with prefix.
