@@ -177,8 +177,7 @@ func (a *Applier) recall(ctx context.Context, networkName, hostMAC string, rerea
 		if err != nil || !hns.SameID(now.ID, network.ID) {
 			return nil, false
 		}
-		network = now
-		a.model.network = now
+		network = a.model.reread(now)
 	}
 	o := &Observation{Version: *a.version, LoadBalancers: lbs}
 	o.View = engine.HNSView{Found: true, Network: network, Endpoints: eps, HostMAC: hostMAC, Capabilities: hns.CapabilitiesFor(*a.version)}
@@ -203,8 +202,7 @@ func (a *Applier) LocalView(ctx context.Context, networkName, hostMAC string, re
 		if err != nil || !hns.SameID(now.ID, network.ID) {
 			return engine.HNSView{}, false
 		}
-		network = now
-		a.model.network = now
+		network = a.model.reread(now)
 	}
 	return engine.HNSView{Found: true, Network: network, Endpoints: local, EndpointsVersion: version, HostMAC: hostMAC,
 		Capabilities: hns.CapabilitiesFor(*a.version)}, true

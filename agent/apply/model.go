@@ -101,6 +101,16 @@ func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBa
 	clear(m.lbNow)
 }
 
+// reread takes now, the model's network read again (its remote-subnet
+// routes follow the CNI), and returns it as the model holds it: with the ID
+// as listed, which the model's endpoints and briefs carry, should HNS spell
+// it in another case.
+func (m *model) reread(now hns.Network) hns.Network {
+	now.ID = m.network.ID
+	m.network = now
+	return now
+}
+
 // forget marks the model untrusted until the next list.
 func (m *model) forget() {
 	m.listed(hns.Network{}, nil, nil)

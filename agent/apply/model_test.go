@@ -292,3 +292,30 @@ func TestApplyChangesProgramsOnlyTheChange(t *testing.T) {
 		})
 	}
 }
+
+// TestRereadKeepsTheListedNetworkID: a network read again takes its new
+// routes, and keeps the ID as listed even when HNS spells it in another
+// case, so that the endpoints created after it are held in brief and carry
+// the same network ID as those listed.
+func TestRereadKeepsTheListedNetworkID(t *testing.T) {
+	m := &model{}
+	m.listed(hns.Network{ID: "0AB1C2D3-0000-4000-8000-0000000000AA", Name: netName}, nil, nil)
+	route := hns.RemoteSubnetRoute{DestinationPrefix: netip.MustParsePrefix("10.244.7.0/24"), ProviderAddress: netip.MustParseAddr("172.18.0.9")}
+	got := m.reread(hns.Network{ID: "0ab1c2d3-0000-4000-8000-0000000000aa", Name: netName, RemoteSubnetRoutes: []hns.RemoteSubnetRoute{route}})
+	if got.ID != "0AB1C2D3-0000-4000-8000-0000000000AA" || len(got.RemoteSubnetRoutes) != 1 {
+		t.Fatalf("reread gives %+v, want the listed ID with the new route", got)
+	}
+	ip := netip.MustParseAddr("10.244.7.5")
+	ep := hns.Endpoint{ID: "0AB1C2D3-0000-4000-8000-000000000001", Name: hns.OwnedEndpointName(ip), IPs: []netip.Addr{ip},
+		MAC: hns.ConjureMAC(ip), Remote: true, ProviderAddress: route.ProviderAddress}
+	created := ep
+	created.NetworkID = "0ab1c2d3-0000-4000-8000-0000000000aa" // as HNS might answer
+	m.keep(m.canonical(created, ep))
+	if len(m.briefs) != 1 {
+		t.Fatalf("the created endpoint is not held in brief (%d briefs, %d whole)", len(m.briefs), len(m.eps))
+	}
+	_, eps, _, _ := m.recall()
+	if len(eps) != 1 || eps[0].NetworkID != got.ID {
+		t.Errorf("recalled %+v, want one endpoint of network %s", eps, got.ID)
+	}
+}
