@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -80,7 +81,9 @@ func WithAPIServerFlag(name, value string) Option {
 	return func(o *options) { o.apiServerFlags = append(o.apiServerFlags, [2]string{name, value}) }
 }
 
-// Start starts etcd and kube-apiserver with the CRDs from config/crd/bases (unless WithoutCRDs).
+// Start starts etcd and kube-apiserver with the CRDs from config/crd/bases (unless WithoutCRDs)
+// and returns once the API server has published itself in default/kubernetes, as on a cluster in
+// service (unless its endpoint reconciler is off).
 // Call Stop when done, also after a failed Start's partial start (Start stops what it started on
 // error).
 func Start(opts ...Option) (*Env, error) {
@@ -130,6 +133,12 @@ func Start(opts ...Option) (*Env, error) {
 	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		e.Stop()
 		return nil, err
+	}
+	if !slices.Contains(o.apiServerFlags, [2]string{"endpoint-reconciler-type", "none"}) {
+		if err := e.awaitSelfPublished(); err != nil {
+			e.Stop()
+			return nil, err
+		}
 	}
 	if e.dir, err = os.MkdirTemp("", "winproxy-controlplane-"); err != nil {
 		e.Stop()
@@ -307,6 +316,27 @@ func waitGone(pid int) error {
 			return fmt.Errorf("kube-apiserver (pid %d) did not exit", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// awaitSelfPublished waits for the EndpointSlice default/kubernetes, in which the API server
+// publishes its own address. On a real cluster it was written long before anyone installs
+// winproxy, and the chart reads it; envtest reports the server ready a moment before its endpoint
+// reconciler writes it (CI once installed the chart in that moment).
+func (e *Env) awaitSelfPublished() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var slice discoveryv1.EndpointSlice
+	for {
+		err := e.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &slice)
+		if err == nil && len(slice.Endpoints) > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the API server did not publish itself in the EndpointSlice default/kubernetes: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
