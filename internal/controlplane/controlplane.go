@@ -329,12 +329,15 @@ func (e *Env) awaitSelfPublished() error {
 	var slice discoveryv1.EndpointSlice
 	for {
 		err := e.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &slice)
-		if err == nil && len(slice.Endpoints) > 0 {
-			return nil
+		if err == nil {
+			if len(slice.Endpoints) > 0 {
+				return nil
+			}
+			err = errors.New("it lists no endpoint")
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the API server did not publish itself in the EndpointSlice default/kubernetes: %v", err)
+			return fmt.Errorf("the API server did not publish itself in the EndpointSlice default/kubernetes: %w", err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
