@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +17,12 @@ import (
 // objects' other fields. A real Node carries its images, conditions and volumes; an
 // EndpointSlice's endpoints their target Pods; a Service its pod selector.
 
-// slimNode keeps of a Node what the engine (addresses, pod CIDRs, the zone label), the proxy
-// health server (deletion, the cluster autoscaler's taint) and Events (identity) read.
+// slimNode keeps of a Node what the engine (InternalIPs, pod CIDRs, the zone label), the proxy
+// health server (deletion, the cluster autoscaler's taint) and Events (identity) read. A managed
+// cluster's Node carries twenty labels or more (OS, architecture, instance type, region, the
+// cloud's node pool and image) and several addresses (host name, DNS names, external IP); every
+// agent caches every Node, so only the zone label and the InternalIPs are kept. An update that
+// changes only what is dropped then also triggers no sync (nodeinfo.AgentInputsChanged).
 func slimNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
@@ -26,10 +31,25 @@ func slimNode(obj any) (any, error) {
 	return &corev1.Node{
 		TypeMeta: n.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion,
-			DeletionTimestamp: n.DeletionTimestamp, Labels: n.Labels},
+			DeletionTimestamp: n.DeletionTimestamp, Labels: only(n.Labels, corev1.LabelTopologyZone)},
 		Spec:   corev1.NodeSpec{PodCIDR: n.Spec.PodCIDR, PodCIDRs: n.Spec.PodCIDRs, Taints: n.Spec.Taints},
-		Status: corev1.NodeStatus{Addresses: n.Status.Addresses},
+		Status: corev1.NodeStatus{Addresses: internalIPs(n.Status.Addresses)},
 	}, nil
+}
+
+// internalIPs are a Node's InternalIP entries (nodeinfo.InternalIPs reads them), the given slice
+// when it has nothing else.
+func internalIPs(addrs []corev1.NodeAddress) []corev1.NodeAddress {
+	if !slices.ContainsFunc(addrs, func(a corev1.NodeAddress) bool { return a.Type != corev1.NodeInternalIP }) {
+		return addrs
+	}
+	var out []corev1.NodeAddress
+	for _, a := range addrs {
+		if a.Type == corev1.NodeInternalIP {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // serviceAnnotations are the Service annotations the engine reads.

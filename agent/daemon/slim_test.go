@@ -18,18 +18,24 @@ func TestSlimObjects(t *testing.T) {
 	now := metav1.Now()
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now,
-			Labels: map[string]string{corev1.LabelTopologyZone: "z1"}, Annotations: map[string]string{"big": "x"},
+			Labels: map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelOSStable: "windows", corev1.LabelHostname: "win-1",
+				corev1.LabelInstanceTypeStable: "Standard_D4s_v5", "kubernetes.azure.com/agentpool": "win"},
+			Annotations:   map[string]string{"big": "x"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
 		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}, ProviderID: "azure://x",
 			Taints: []corev1.Taint{{Key: "ToBeDeletedByClusterAutoscaler", Effect: corev1.TaintEffectNoSchedule}}},
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.4"}},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "win-1"},
+			{Type: corev1.NodeInternalIP, Address: "10.0.0.4"}, {Type: corev1.NodeExternalIP, Address: "20.0.0.4"},
+			{Type: corev1.NodeInternalIP, Address: "fd00::4"}, {Type: corev1.NodeInternalDNS, Address: "win-1.internal"}},
 			Images:     []corev1.ContainerImage{{Names: []string{"mcr.microsoft.com/windows/servercore"}}},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
 	}
 	wantNode := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now, Labels: node.Labels},
-		Spec:       corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}, Taints: node.Spec.Taints},
-		Status:     corev1.NodeStatus{Addresses: node.Status.Addresses},
+		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now,
+			Labels: map[string]string{corev1.LabelTopologyZone: "z1"}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}, Taints: node.Spec.Taints},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.4"},
+			{Type: corev1.NodeInternalIP, Address: "fd00::4"}}},
 	}
 	itpLocal := corev1.ServiceInternalTrafficPolicyLocal
 	svc := &corev1.Service{
