@@ -188,7 +188,7 @@ func load(b *testing.B, c client.Client, cl *enginetest.Cluster) []*discoveryv1.
 		}
 	}
 	parallel(b, len(cl.Nodes), func(i int) error {
-		n := cl.Nodes[i].DeepCopy()
+		n := asManaged(cl.Nodes[i].DeepCopy(), i)
 		status := n.Status
 		if err := c.Create(ctx, n); err != nil {
 			return err
@@ -214,6 +214,27 @@ func load(b *testing.B, c client.Client, cl *enginetest.Cluster) []*discoveryv1.
 		b.Fatal(err)
 	}
 	return slices
+}
+
+// asManaged gives node i what the kubelet and the cloud provider of a managed cluster give a
+// Windows node besides its InternalIP and pod CIDR (labels and addresses as AKS sets them, in
+// three zones), which the agent's informer must not keep.
+func asManaged(n *corev1.Node, i int) *corev1.Node {
+	zone := fmt.Sprintf("westeurope-%d", i%3+1)
+	n.Labels = map[string]string{
+		corev1.LabelOSStable: "windows", corev1.LabelArchStable: "amd64", corev1.LabelHostname: n.Name,
+		"beta.kubernetes.io/os": "windows", "beta.kubernetes.io/arch": "amd64",
+		corev1.LabelInstanceTypeStable: "Standard_D4s_v5", "beta.kubernetes.io/instance-type": "Standard_D4s_v5",
+		corev1.LabelTopologyRegion: "westeurope", corev1.LabelTopologyZone: zone,
+		"failure-domain.beta.kubernetes.io/region": "westeurope", "failure-domain.beta.kubernetes.io/zone": zone,
+		corev1.LabelWindowsBuild: "10.0.20348",
+		"agentpool":              "win", "kubernetes.azure.com/agentpool": "win", "kubernetes.azure.com/mode": "user",
+		"kubernetes.azure.com/os-sku": "Windows2022", "kubernetes.azure.com/role": "agent",
+		"kubernetes.azure.com/cluster": "MC_bench_bench_westeurope", "kubernetes.azure.com/node-image-version": "AKSWindows-2022-containerd-20348.2966.241218",
+		"topology.disk.csi.azure.com/zone": zone,
+	}
+	n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.Name})
+	return n
 }
 
 // parallel runs f for 0..n-1 on 16 workers and fails on the first error.
