@@ -22,6 +22,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -274,21 +275,22 @@ func (a *agent) readyCheck(*http.Request) error {
 func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 	handlers := []struct {
 		obj client.Object
-		set func(*engine.Incremental, client.Object)
-		del func(*engine.Incremental, client.Object)
+		set func(*engine.Incremental, metav1.Object)
+		del func(*engine.Incremental, metav1.Object)
 		// relevant filters updates; nil means every update matters.
 		relevant func(old, new any) bool
 	}{
 		{&corev1.Service{},
-			func(c *engine.Incremental, o client.Object) { c.SetService(o.(*corev1.Service)) },
-			func(c *engine.Incremental, o client.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o metav1.Object) { c.SetService(o.(*corev1.Service)) },
+			func(c *engine.Incremental, o metav1.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+		// The informer stores slices in the engine's form (cachedSlice).
 		{&discoveryv1.EndpointSlice{},
-			func(c *engine.Incremental, o client.Object) { c.SetEndpointSlice(o.(*discoveryv1.EndpointSlice)) },
-			func(c *engine.Incremental, o client.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o metav1.Object) { c.SetSlice(o.(*cachedSlice).slice) },
+			func(c *engine.Incremental, o metav1.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
 		// The engine keeps the Nodes' pod CIDRs: a sync lists no Node.
 		{&corev1.Node{},
-			func(c *engine.Incremental, o client.Object) { c.SetClusterNode(o.(*corev1.Node)) },
-			func(c *engine.Incremental, o client.Object) { c.DeleteClusterNode(o.GetName()) }, nodeChanged},
+			func(c *engine.Incremental, o metav1.Object) { c.SetClusterNode(o.(*corev1.Node)) },
+			func(c *engine.Incremental, o metav1.Object) { c.DeleteClusterNode(o.GetName()) }, nodeChanged},
 		// The WindowsProxyNode is read at sync time; its events only trigger it.
 		// The agent's own status writes need no sync: only a new spec does, or the controller
 		// saying the agent was silent (its report is then rewritten at once).
@@ -351,8 +353,8 @@ func specOrAliveChanged(old, new any) bool {
 
 // changed queues an object's change for the engine cache and triggers a sync. The proxy health
 // server counts from the oldest queued change how long the node has been behind.
-func (a *agent) changed(o any, apply func(*engine.Incremental, client.Object), deleted bool) {
-	if obj, ok := o.(client.Object); ok && apply != nil {
+func (a *agent) changed(o any, apply func(*engine.Incremental, metav1.Object), deleted bool) {
+	if obj, ok := o.(metav1.Object); ok && apply != nil {
 		a.changes.observe(obj, deleted)
 		a.pendingMu.Lock()
 		a.pending = append(a.pending, func(c *engine.Incremental) { apply(c, obj) })

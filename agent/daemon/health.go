@@ -11,7 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -120,7 +120,7 @@ func newChangeTracker(started time.Time, m KubeProxyMetrics) *changeTracker {
 }
 
 // observe records one informer event.
-func (t *changeTracker) observe(o client.Object, deleted bool) {
+func (t *changeTracker) observe(o metav1.Object, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch obj := o.(type) {
@@ -128,7 +128,7 @@ func (t *changeTracker) observe(o client.Object, deleted bool) {
 		t.services++
 		t.m.ServiceChangesTotal.Inc()
 		t.m.ServiceChangesPending.Set(float64(t.services))
-	case *discoveryv1.EndpointSlice:
+	case *cachedSlice:
 		t.slices++
 		t.m.EndpointChangesTotal.Inc()
 		t.m.EndpointChangesPending.Set(float64(t.slices))
@@ -137,12 +137,12 @@ func (t *changeTracker) observe(o client.Object, deleted bool) {
 		if deleted {
 			return
 		}
-		if ts, err := time.Parse(time.RFC3339Nano, obj.Annotations[corev1.EndpointsLastChangeTriggerTime]); err == nil && ts.After(t.started) {
+		if obj.trigger.After(t.started) {
 			fam := v1alpha1.IPv4
-			if obj.AddressType == discoveryv1.AddressTypeIPv6 {
+			if obj.slice.Family == v1alpha1.IPv6 {
 				fam = v1alpha1.IPv6
 			}
-			t.triggers[fam] = append(t.triggers[fam], ts)
+			t.triggers[fam] = append(t.triggers[fam], obj.trigger)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -73,65 +74,57 @@ func slimService(obj any) (any, error) {
 	return out, nil
 }
 
-// sliceSlimmer keeps of an EndpointSlice what the engine reads (its service's label, address
-// type, ports, and of each endpoint its addresses, conditions, node and hints) and the change
-// trigger time (kube-proxy's network-programming SLI). The node names and conditions of a
-// cluster's endpoints are few values repeated a hundred thousand times: each is kept once.
-type sliceSlimmer struct {
-	mu    sync.Mutex
-	nodes map[string]*string
+// cachedSlice is what the agent's informer stores of an EndpointSlice: the metadata the informer
+// keys and versions it by, the engine's form of it (engine.Slice, a third of the API's size), and
+// its change trigger time (kube-proxy's network-programming SLI), parsed.
+type cachedSlice struct {
+	metav1.ObjectMeta
+	slice *engine.Slice
+	// trigger is the endpoints.kubernetes.io/last-change-trigger-time, zero when unset or malformed.
+	trigger time.Time
 }
 
-// bools are the shared values of endpoint conditions.
-var bools = [2]*bool{new(false), new(true)}
+// sliceSlimmer turns the EndpointSlices the informer receives into cachedSlices. The node names
+// of a cluster's endpoints are a few hundred values repeated a hundred thousand times: each is
+// kept once.
+type sliceSlimmer struct {
+	mu    sync.Mutex
+	nodes map[string]string
+}
 
 func (s *sliceSlimmer) transform(obj any) (any, error) {
 	es, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
 		return obj, nil
 	}
-	out := &discoveryv1.EndpointSlice{
-		TypeMeta: es.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: es.Name, Namespace: es.Namespace, UID: es.UID, ResourceVersion: es.ResourceVersion,
-			Labels:      only(es.Labels, discoveryv1.LabelServiceName),
-			Annotations: only(es.Annotations, corev1.EndpointsLastChangeTriggerTime)},
-		AddressType: es.AddressType,
-		Ports:       es.Ports,
-		Endpoints:   make([]discoveryv1.Endpoint, len(es.Endpoints)),
+	out := &cachedSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: es.Name, Namespace: es.Namespace, UID: es.UID, ResourceVersion: es.ResourceVersion},
+		slice:      engine.SliceOf(es),
+	}
+	if ts, err := time.Parse(time.RFC3339Nano, es.Annotations[corev1.EndpointsLastChangeTriggerTime]); err == nil {
+		out.trigger = ts
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, e := range es.Endpoints {
-		out.Endpoints[i] = discoveryv1.Endpoint{Addresses: e.Addresses, NodeName: s.node(e.NodeName), Hints: e.Hints,
-			Conditions: discoveryv1.EndpointConditions{Ready: shared(e.Conditions.Ready), Serving: shared(e.Conditions.Serving),
-				Terminating: shared(e.Conditions.Terminating)}}
+	for i := range out.slice.Endpoints {
+		out.slice.Endpoints[i].Node = s.node(out.slice.Endpoints[i].Node)
 	}
 	return out, nil
 }
 
 // node is the one copy of a node name.
-func (s *sliceSlimmer) node(name *string) *string {
-	if name == nil {
-		return nil
+func (s *sliceSlimmer) node(name string) string {
+	if name == "" {
+		return ""
 	}
-	if p, ok := s.nodes[*name]; ok {
-		return p
+	if kept, ok := s.nodes[name]; ok {
+		return kept
 	}
 	if s.nodes == nil {
-		s.nodes = map[string]*string{}
+		s.nodes = map[string]string{}
 	}
-	s.nodes[*name] = name
+	s.nodes[name] = name
 	return name
-}
-
-func shared(b *bool) *bool {
-	switch {
-	case b == nil:
-		return nil
-	case *b:
-		return bools[1]
-	}
-	return bools[0]
 }
 
 // only keeps the given keys of m; nil when none is there.

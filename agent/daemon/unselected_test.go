@@ -16,7 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -34,7 +33,7 @@ const unselectedHeapBound = 2 << 20
 // the engine cache, though it programs nothing.
 func TestUnselectedAgentKeepsAFlatHeap(t *testing.T) {
 	a := unselectedAgent(t)
-	setService := func(c *engine.Incremental, o client.Object) { c.SetService(o.(*corev1.Service)) }
+	setService := func(c *engine.Incremental, o metav1.Object) { c.SetService(o.(*corev1.Service)) }
 	churn := func(rounds int) {
 		for r := range rounds {
 			for i := range 50 {

@@ -46,7 +46,7 @@ type backendSelection struct {
 // s.remotes: they are wanted only if a load balancer uses them. Topology
 // hints then narrow the cluster set (topology.go); the internal port and
 // the source VIP are winkernel's, from every endpoint that passes.
-func (s *serviceComputer) selectBackends(p *portPlan, eps []*discoveryv1.EndpointSlice) {
+func (s *serviceComputer) selectBackends(p *portPlan, eps []*Slice) {
 	c := s.c
 	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.nodeName)
 	mode := s.topologyMode(p)
@@ -339,46 +339,38 @@ func (c *nodeContext) sourceVIPFor(fam v1alpha1.IPFamily, containsNodeOrPublic b
 
 // endpointsFor appends to buf the endpoints of one service port and family
 // from the service's slices (sorted by name), as kube-proxy's
-// endpoint-slice cache has them (pkg/proxy/endpointslicecache.go): first
-// address only, nil conditions defaulted (ready, serving true; terminating
-// false). The cache keys endpoints by IP and port: a later entry for the
-// same IP and port replaces an earlier one unless the later one is
-// terminating (a pod that reuses a terminating pod's IP wins; of two
-// entries that are both terminating, or both not, the last one wins resp.
-// the first stays). The same IP on two ports stays two endpoints. The
-// result is sorted by IP and port, so it does not depend on slice order.
-func endpointsFor(buf []endpoint, eps []*discoveryv1.EndpointSlice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
-	want := discoveryv1.AddressTypeIPv4
-	if fam == v1alpha1.IPv6 {
-		want = discoveryv1.AddressTypeIPv6
-	}
+// endpoint-slice cache has them (SliceEndpoint). The cache keys endpoints
+// by IP and port: a later entry for the same IP and port replaces an
+// earlier one unless the later one is terminating (a pod that reuses a
+// terminating pod's IP wins; of two entries that are both terminating, or
+// both not, the last one wins resp. the first stays). The same IP on two
+// ports stays two endpoints. The result is sorted by IP and port, so it
+// does not depend on slice order.
+func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
 	proto := sp.Protocol
 	if proto == "" {
 		proto = corev1.ProtocolTCP
 	}
 	for _, s := range eps {
-		if s.AddressType != want {
+		if s.Family != fam {
 			continue
 		}
 		port := slicePort(s, sp.Name, proto)
 		if port == nil {
 			continue
 		}
-		for _, e := range s.Endpoints {
-			if len(e.Addresses) == 0 {
-				continue
-			}
-			ip, err := netip.ParseAddr(e.Addresses[0])
-			if err != nil || familyOf(ip) != fam {
+		for i := range s.Endpoints {
+			e := &s.Endpoints[i]
+			if !e.Addr.IsValid() || familyOf(e.Addr) != fam {
 				continue
 			}
 			buf = append(buf, endpoint{
-				ip:          ip.Unmap(),
+				ip:          e.Addr.Unmap(),
 				port:        uint16(*port),
-				local:       e.NodeName != nil && *e.NodeName == nodeName,
-				ready:       e.Conditions.Ready == nil || *e.Conditions.Ready,
-				serving:     e.Conditions.Serving == nil || *e.Conditions.Serving,
-				terminating: e.Conditions.Terminating != nil && *e.Conditions.Terminating,
+				local:       e.Node != "" && e.Node == nodeName,
+				ready:       e.Ready,
+				serving:     e.Serving,
+				terminating: e.Terminating,
 				hints:       e.Hints,
 			})
 		}
@@ -403,7 +395,7 @@ func endpointsFor(buf []endpoint, eps []*discoveryv1.EndpointSlice, fam v1alpha1
 
 // slicePort is the port of a slice that serves the service port: same
 // name and protocol (TCP when unset).
-func slicePort(s *discoveryv1.EndpointSlice, name string, proto corev1.Protocol) *int32 {
+func slicePort(s *Slice, name string, proto corev1.Protocol) *int32 {
 	for _, p := range s.Ports {
 		pp := corev1.ProtocolTCP
 		if p.Protocol != nil {

@@ -24,7 +24,7 @@ func Compute(in Input) *Desired {
 	m := newMerge(estimateSizes(services, bySvc, len(ctx.families)))
 	// Both are sorted by namespace and (service) name: each service's
 	// slices are the next run of bySvc.
-	var own []*discoveryv1.EndpointSlice // reused: compute keeps none
+	var own []*Slice // reused: compute keeps none
 	for _, svc := range services {
 		for len(bySvc) > 0 && compareKeys(bySvc[0].key, svc.key) < 0 {
 			bySvc = bySvc[1:]
@@ -48,7 +48,7 @@ func Compute(in Input) *Desired {
 // balancer per service port and family, a remote endpoint per endpoint and
 // a service VIP per service and family (an overestimate where services
 // share endpoints or have none).
-func estimateSizes(services []keyed[*corev1.Service], slices []keyed[*discoveryv1.EndpointSlice], families int) (lbs, remotes int) {
+func estimateSizes(services []keyed[*corev1.Service], slices []keyed[*Slice], families int) (lbs, remotes int) {
 	for _, svc := range services {
 		lbs += len(svc.obj.Spec.Ports) * families
 		remotes += families
@@ -102,18 +102,18 @@ func latest[T namespaced](in []T) []keyed[T] {
 	return out
 }
 
-// slicesByService keys the slices by the service they label instead (those
-// without the label belong to none), sorted by namespace, service and
-// name.
-func slicesByService(in []keyed[*discoveryv1.EndpointSlice]) []keyed[*discoveryv1.EndpointSlice] {
-	out := in[:0]
-	for _, s := range in {
-		if svc := s.obj.Labels[discoveryv1.LabelServiceName]; svc != "" {
-			out = append(out, keyed[*discoveryv1.EndpointSlice]{objectKey{s.key.namespace, svc}, s.obj})
+// slicesByService reads the slices into the engine's form, keyed by the
+// service they label instead (those without the label belong to none),
+// sorted by namespace, service and name.
+func slicesByService(in []keyed[*discoveryv1.EndpointSlice]) []keyed[*Slice] {
+	out := make([]keyed[*Slice], 0, len(in))
+	for _, es := range in {
+		if svc := es.obj.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			out = append(out, keyed[*Slice]{objectKey{es.key.namespace, svc}, SliceOf(es.obj)})
 		}
 	}
 	// Stable: slices of one service stay sorted by name.
-	slices.SortStableFunc(out, func(a, b keyed[*discoveryv1.EndpointSlice]) int { return compareKeys(a.key, b.key) })
+	slices.SortStableFunc(out, func(a, b keyed[*Slice]) int { return compareKeys(a.key, b.key) })
 	return out
 }
 

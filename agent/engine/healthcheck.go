@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -56,28 +55,17 @@ func needsHealthCheck(svc *corev1.Service) bool {
 		svc.Spec.HealthCheckNodePort > 0 && svc.Spec.HealthCheckNodePort <= 65535
 }
 
-func localReadyEndpoints(group []*discoveryv1.EndpointSlice, family v1alpha1.IPFamily, nodeName string) int {
-	want := discoveryv1.AddressTypeIPv4
-	if family == v1alpha1.IPv6 {
-		want = discoveryv1.AddressTypeIPv6
-	}
+func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, nodeName string) int {
 	ips := map[netip.Addr]struct{}{}
 	for _, s := range group {
 		// kube-proxy reads endpoints per slice port: a slice without ports contributes none.
-		if s.AddressType != want || len(s.Ports) == 0 {
+		if s.Family != family || len(s.Ports) == 0 {
 			continue
 		}
-		for _, e := range s.Endpoints {
-			if len(e.Addresses) == 0 || e.NodeName == nil || *e.NodeName != nodeName {
-				continue
-			}
-			// An unset ready condition means ready; the EndpointSlice controller sets it false
-			// for terminating endpoints.
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-				continue
-			}
-			if ip, err := netip.ParseAddr(e.Addresses[0]); err == nil {
-				ips[ip.Unmap()] = struct{}{}
+		for i := range s.Endpoints {
+			// The EndpointSlice controller sets ready false for terminating endpoints.
+			if e := &s.Endpoints[i]; e.Addr.IsValid() && e.Node != "" && e.Node == nodeName && e.Ready {
+				ips[e.Addr.Unmap()] = struct{}{}
 			}
 		}
 	}

@@ -26,7 +26,7 @@ type Incremental struct {
 	ctx      *nodeContext
 	services map[string]*corev1.Service
 	// slices are each service's slices, sorted by name.
-	slices   map[string][]*discoveryv1.EndpointSlice
+	slices   map[string][]*Slice
 	sliceSvc map[string]string // namespace/slice -> service
 	dirty    map[string]struct{}
 
@@ -202,7 +202,7 @@ func (c *Incremental) setAddr(ip netip.Addr, was, u addrUse) {
 func NewIncremental() *Incremental {
 	c := &Incremental{
 		services:      map[string]*corev1.Service{},
-		slices:        map[string][]*discoveryv1.EndpointSlice{},
+		slices:        map[string][]*Slice{},
 		sliceSvc:      map[string]string{},
 		dirty:         map[string]struct{}{},
 		results:       map[string]contribution{},
@@ -327,14 +327,19 @@ func (c *Incremental) DeleteService(namespace, name string) {
 // SetEndpointSlice adds or replaces a slice; slices without the
 // kubernetes.io/service-name label belong to no service.
 func (c *Incremental) SetEndpointSlice(s *discoveryv1.EndpointSlice) {
+	c.SetSlice(SliceOf(s))
+}
+
+// SetSlice adds or replaces a slice in the engine's form; the engine keeps it and reads it at
+// later syncs, so the caller must not change it.
+func (c *Incremental) SetSlice(s *Slice) {
 	c.DeleteEndpointSlice(s.Namespace, s.Name)
-	svc := s.Labels[discoveryv1.LabelServiceName]
-	if svc == "" {
+	if s.Service == "" {
 		return
 	}
-	k := s.Namespace + "/" + svc
+	k := s.Namespace + "/" + s.Service
 	group := c.slices[k]
-	i, _ := slices.BinarySearchFunc(group, s.Name, func(e *discoveryv1.EndpointSlice, name string) int { return strings.Compare(e.Name, name) })
+	i, _ := slices.BinarySearchFunc(group, s.Name, func(e *Slice, name string) int { return strings.Compare(e.Name, name) })
 	c.slices[k] = slices.Insert(group, i, s)
 	c.sliceSvc[s.Namespace+"/"+s.Name] = k
 	c.dirty[k] = struct{}{}
@@ -348,7 +353,7 @@ func (c *Incremental) DeleteEndpointSlice(namespace, name string) {
 		return
 	}
 	delete(c.sliceSvc, sk)
-	group := slices.DeleteFunc(c.slices[k], func(e *discoveryv1.EndpointSlice) bool { return e.Name == name })
+	group := slices.DeleteFunc(c.slices[k], func(e *Slice) bool { return e.Name == name })
 	if len(group) == 0 {
 		delete(c.slices, k)
 	} else {

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
 // svcResult is one service's contribution to Desired. The one compute
@@ -65,7 +64,7 @@ func newServiceComputer(c *nodeContext, trackIPs bool) *serviceComputer {
 // node context, the service (named "namespace/name") and its EndpointSlices
 // (sorted by name). For each family and port it selects the backends and
 // programs the table of LB kinds (lbKinds).
-func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*discoveryv1.EndpointSlice) svcResult {
+func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*Slice) svcResult {
 	c := s.c
 	if !c.programmable || !proxied(svc) {
 		return svcResult{}
@@ -96,7 +95,7 @@ func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*disco
 
 // programPort selects the port's backends and programs every LB kind. Its
 // remote backends' endpoints are kept only if a load balancer uses them.
-func (s *serviceComputer) programPort(p *portPlan, eps []*discoveryv1.EndpointSlice) {
+func (s *serviceComputer) programPort(p *portPlan, eps []*Slice) {
 	candidates, first := len(s.remotes), len(s.lbs)
 	s.selectBackends(p, eps)
 	if len(p.all) == 0 {

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"net/netip"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/winproxy/winproxy/api/v1alpha1"
+)
+
+// Slice is what the engine reads of an EndpointSlice. Every agent keeps every slice of the
+// cluster (100,000 endpoints at 10k Services), so the agent's informer stores this form instead of
+// the API's (agent/daemon/slim.go): an endpoint here is 56 bytes, where the API's is 96 with a
+// slice and a string for its addresses and pointers for its conditions, and its address is parsed
+// once, when the slice arrives, instead of at every computation of its service.
+type Slice struct {
+	Namespace, Name string
+	// Service is the Service the slice labels (kubernetes.io/service-name); a slice without one
+	// belongs to no Service.
+	Service string
+	// Family is the slice's address type; empty for FQDN and unknown types, whose endpoints no
+	// Service port uses.
+	Family v1alpha1.IPFamily
+	// Ports are the API's: the engine matches them by name and protocol (slicePort).
+	Ports     []discoveryv1.EndpointPort
+	Endpoints []SliceEndpoint
+}
+
+// SliceEndpoint is one endpoint of a Slice, read as kube-proxy's endpoint-slice cache reads it
+// (pkg/proxy/endpointslicecache.go): its first address only, unset conditions defaulted.
+type SliceEndpoint struct {
+	// Addr is the first address as it parses (an IPv4-mapped IPv6 address stays mapped: its
+	// family is the slice's to judge); invalid when the endpoint has none or it does not parse.
+	Addr netip.Addr
+	// Node is the endpoint's node name, empty when unset.
+	Node string
+	// Hints are the endpoint's topology hints (topology.go), nil for none.
+	Hints *discoveryv1.EndpointHints
+	// Ready and Serving default to true, Terminating to false.
+	Ready, Serving, Terminating bool
+}
+
+// SliceOf reads an EndpointSlice into the engine's form. The result shares the slice's ports,
+// hints and strings.
+func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
+	s := &Slice{Namespace: es.Namespace, Name: es.Name, Service: es.Labels[discoveryv1.LabelServiceName],
+		Ports: es.Ports, Endpoints: make([]SliceEndpoint, len(es.Endpoints))}
+	switch es.AddressType {
+	case discoveryv1.AddressTypeIPv4:
+		s.Family = v1alpha1.IPv4
+	case discoveryv1.AddressTypeIPv6:
+		s.Family = v1alpha1.IPv6
+	}
+	for i, e := range es.Endpoints {
+		out := &s.Endpoints[i]
+		if len(e.Addresses) > 0 {
+			out.Addr, _ = netip.ParseAddr(e.Addresses[0]) // the zero Addr when it does not parse
+		}
+		if e.NodeName != nil {
+			out.Node = *e.NodeName
+		}
+		out.Hints = e.Hints
+		out.Ready = e.Conditions.Ready == nil || *e.Conditions.Ready
+		out.Serving = e.Conditions.Serving == nil || *e.Conditions.Serving
+		out.Terminating = e.Conditions.Terminating != nil && *e.Conditions.Terminating
+	}
+	return s
+}
