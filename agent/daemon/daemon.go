@@ -215,7 +215,8 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 				// The Services and EndpointSlices kube-proxy skips, filtered by the apiserver as
 				// kube-proxy does: those another proxy implements, headless ones (DNS serves them).
 				// Every other one of the cluster is cached, and every Node, with only what the
-				// agent reads of them (slim.go).
+				// agent reads of them (slim.go); the slices in the engine's form, which the
+				// manager's client cannot Get or List (cachedSlice).
 				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields, Transform: slimService},
 				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels, Transform: (&sliceSlimmer{}).transform},
 				&corev1.Node{}:               {Transform: slimNode, UnsafeDisableDeepCopy: ptr.To(true)},

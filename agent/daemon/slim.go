@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/winproxy/winproxy/agent/engine"
 )
@@ -76,12 +78,25 @@ func slimService(obj any) (any, error) {
 
 // cachedSlice is what the agent's informer stores of an EndpointSlice: the metadata the informer
 // keys and versions it by, the engine's form of it (engine.Slice, a third of the API's size), and
-// its change trigger time (kube-proxy's network-programming SLI), parsed.
+// its change trigger time (kube-proxy's network-programming SLI), parsed. It is a runtime.Object,
+// as client-go's debugging aids expect of what an informer stores (the watch-list consistency
+// detector, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), but not an EndpointSlice: the manager's
+// client cannot Get or List EndpointSlices from the cache, which nothing in the agent does.
 type cachedSlice struct {
 	metav1.ObjectMeta
 	slice *engine.Slice
 	// trigger is the endpoints.kubernetes.io/last-change-trigger-time, zero when unset or malformed.
 	trigger time.Time
+}
+
+// GetObjectKind says nothing of the kind: a cachedSlice is never encoded.
+func (c *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies c and everything it points to.
+func (c *cachedSlice) DeepCopyObject() runtime.Object {
+	out := &cachedSlice{slice: c.slice.DeepCopy(), trigger: c.trigger}
+	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
 }
 
 // sliceSlimmer turns the EndpointSlices the informer receives into cachedSlices. The node names

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"time"
@@ -10,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/consistencydetector"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -107,4 +110,42 @@ func TestSlimObjects(t *testing.T) {
 	if unsafe.StringData(na) != unsafe.StringData(nb) {
 		t.Errorf("the node name %q is held twice: %p, %p", na, unsafe.StringData(na), unsafe.StringData(nb))
 	}
+}
+
+// What the informer stores of an EndpointSlice is a runtime.Object whose deep copy shares nothing,
+// and survives client-go's watch-list consistency check (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR),
+// which transforms a fresh list's items and compares them with the informer's.
+func TestCachedSliceIsAnObject(t *testing.T) {
+	port, zone := int32(8080), "z1"
+	es := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "web-x", Namespace: "ns", UID: "u3", ResourceVersion: "9", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: &port}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.5"}, NodeName: new("win-1"),
+			Hints: &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}}}},
+	}
+	slimmer := &sliceSlimmer{}
+	stored, err := slimmer.transform(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, ok := stored.(runtime.Object)
+	if !ok {
+		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
+	}
+	cp := obj.DeepCopyObject().(*cachedSlice)
+	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedSlice{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
+	}
+	*cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name, cp.Name = 1, "z2", "other"
+	orig := stored.(*cachedSlice)
+	if *orig.slice.Ports[0].Port != 8080 || orig.slice.Endpoints[0].Hints.ForZones[0].Name != "z1" || orig.Name != "web-x" {
+		t.Errorf("the copy shares memory with the original: %+v", orig.slice)
+	}
+
+	list := func(context.Context, metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
+		return &discoveryv1.EndpointSliceList{Items: []discoveryv1.EndpointSlice{*es.DeepCopy()}}, nil
+	}
+	consistencydetector.CheckDataConsistency(context.Background(), "endpointslices", "9", list, slimmer.transform, metav1.ListOptions{},
+		func() []any { return []any{stored} })
 }

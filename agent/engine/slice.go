@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/netip"
+	"slices"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -65,4 +66,20 @@ func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
 		out.Terminating = e.Conditions.Terminating != nil && *e.Conditions.Terminating
 	}
 	return s
+}
+
+// DeepCopy copies s and everything it points to.
+func (s *Slice) DeepCopy() *Slice {
+	out := *s
+	if s.Ports != nil {
+		out.Ports = make([]discoveryv1.EndpointPort, len(s.Ports))
+		for i := range s.Ports {
+			s.Ports[i].DeepCopyInto(&out.Ports[i])
+		}
+	}
+	out.Endpoints = slices.Clone(s.Endpoints)
+	for i := range out.Endpoints {
+		out.Endpoints[i].Hints = out.Endpoints[i].Hints.DeepCopy()
+	}
+	return &out
 }
