@@ -95,7 +95,7 @@ func (c *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObj
 // DeepCopyObject copies c and everything it points to.
 func (c *cachedSlice) DeepCopyObject() runtime.Object {
 	out := &cachedSlice{slice: c.slice.DeepCopy(), trigger: c.trigger}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
 	return out
 }
 
