@@ -106,11 +106,17 @@ func latest[T namespaced](in []T) []keyed[T] {
 // service they label instead (those without the label belong to none),
 // sorted by namespace, service and name.
 func slicesByService(in []keyed[*discoveryv1.EndpointSlice]) []keyed[*Slice] {
-	out := make([]keyed[*Slice], 0, len(in))
+	labelled := make([]*discoveryv1.EndpointSlice, 0, len(in))
 	for _, es := range in {
-		if svc := es.obj.Labels[discoveryv1.LabelServiceName]; svc != "" {
-			out = append(out, keyed[*Slice]{objectKey{es.key.namespace, svc}, SliceOf(es.obj)})
+		if es.obj.Labels[discoveryv1.LabelServiceName] != "" {
+			labelled = append(labelled, es.obj)
 		}
+	}
+	read := slicesOf(labelled)
+	out := make([]keyed[*Slice], len(read))
+	for i := range read {
+		s := &read[i]
+		out[i] = keyed[*Slice]{objectKey{s.Namespace, s.Service}, s}
 	}
 	// Stable: slices of one service stay sorted by name.
 	slices.SortStableFunc(out, func(a, b keyed[*Slice]) int { return compareKeys(a.key, b.key) })

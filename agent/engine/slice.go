@@ -44,8 +44,30 @@ type SliceEndpoint struct {
 // SliceOf reads an EndpointSlice into the engine's form. The result shares the slice's ports,
 // hints and strings.
 func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
-	s := &Slice{Namespace: es.Namespace, Name: es.Name, Service: es.Labels[discoveryv1.LabelServiceName],
-		Ports: es.Ports, Endpoints: make([]SliceEndpoint, len(es.Endpoints))}
+	s := &Slice{}
+	s.read(es, make([]SliceEndpoint, len(es.Endpoints)))
+	return s
+}
+
+// slicesOf reads many slices at once, into two allocations: Compute reads every slice of the
+// cluster for one computation.
+func slicesOf(in []*discoveryv1.EndpointSlice) []Slice {
+	n := 0
+	for _, es := range in {
+		n += len(es.Endpoints)
+	}
+	out, eps := make([]Slice, len(in)), make([]SliceEndpoint, n)
+	for i, es := range in {
+		out[i].read(es, eps[:len(es.Endpoints):len(es.Endpoints)])
+		eps = eps[len(es.Endpoints):]
+	}
+	return out
+}
+
+// read reads es into s, its endpoints into eps (as long as es's).
+func (s *Slice) read(es *discoveryv1.EndpointSlice, eps []SliceEndpoint) {
+	*s = Slice{Namespace: es.Namespace, Name: es.Name, Service: es.Labels[discoveryv1.LabelServiceName],
+		Ports: es.Ports, Endpoints: eps}
 	switch es.AddressType {
 	case discoveryv1.AddressTypeIPv4:
 		s.Family = v1alpha1.IPv4
@@ -53,7 +75,7 @@ func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
 		s.Family = v1alpha1.IPv6
 	}
 	for i, e := range es.Endpoints {
-		out := &s.Endpoints[i]
+		out := &eps[i]
 		if len(e.Addresses) > 0 {
 			out.Addr, _ = netip.ParseAddr(e.Addresses[0]) // the zero Addr when it does not parse
 		}
@@ -65,7 +87,6 @@ func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
 		out.Serving = e.Conditions.Serving == nil || *e.Conditions.Serving
 		out.Terminating = e.Conditions.Terminating != nil && *e.Conditions.Terminating
 	}
-	return s
 }
 
 // DeepCopy copies s and everything it points to.
