@@ -29,6 +29,8 @@ type Incremental struct {
 	slices   map[string][]*Slice
 	sliceSvc map[string]string // namespace/slice -> service
 	dirty    map[string]struct{}
+	// sc computes the dirty services of every Desired.
+	sc *serviceComputer
 
 	// results is what each service contributed, to take it back.
 	results map[string]contribution
@@ -370,7 +372,13 @@ func (c *Incremental) Desired() *Desired {
 	}
 	touchedLB, touchedIP := c.touched.lbs, c.touched.ips
 	defer c.touched.reset()
-	sc := newServiceComputer(c.ctx, true)
+	// One computer for every call: its scratch space, grown to the largest service computed so
+	// far, would otherwise be grown again for each event's sync (a few KB of garbage an event).
+	if c.sc == nil {
+		c.sc = newServiceComputer(c.ctx, true)
+	}
+	sc := c.sc
+	sc.c = c.ctx
 	for k := range c.dirty {
 		c.retract(k, touchedLB, touchedIP)
 		if svc, ok := c.services[k]; ok {
