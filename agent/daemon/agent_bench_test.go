@@ -39,8 +39,9 @@ import (
 // the start of the process), then the agent's CPU per EndpointSlice event over
 // WINPROXY_BENCH_EVENTS events (2,400: an hour of one change every 1.5 s), each moving a remote
 // endpoint to another node, one every WINPROXY_BENCH_PACE (25ms: the hour's events in a minute),
-// less what the agent costs idle over the same time; and the agent's RSS and live heap after the
-// first sync and after the churn, with the peak RSS so far. CPU is the process's, read from
+// less what the agent costs idle over the same time, and the garbage collections the churn and an
+// idle period cause; and the agent's RSS and live heap after the first sync and after the churn,
+// with the peak RSS so far. CPU is the process's, read from
 // /proc: the machine's other work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
 // the churn; its heap profiles after the first sync and after the churn are written beside it
 // (.first.heap, .churn.heap). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
@@ -117,11 +118,12 @@ func BenchmarkAgent(b *testing.B) {
 
 	// What the agent costs doing nothing over a sync period: heartbeats, metrics, the Go runtime
 	// and the period's ID check, which a sync an event triggers takes over during the churn.
-	idleStart, idleCPU0, idleSyncs := time.Now(), cpuOf(b, p.Pid()), syncsByMode(b, p)
+	idleStart, idleCPU0, idleSyncs, idleGCs := time.Now(), cpuOf(b, p.Pid()), syncsByMode(b, p), metric(b, p, gcCycles)
 	time.Sleep(syncPeriod * time.Second)
 	idleRate := float64(cpuOf(b, p.Pid())-idleCPU0) / float64(time.Since(idleStart))
 	logSyncs(b, "idle", idleSyncs, syncsByMode(b, p))
 	b.ReportMetric(idleRate*1000, "idle-cpu-ms/s")
+	b.ReportMetric(metric(b, p, gcCycles)-idleGCs, "idle-gc-cycles/period")
 
 	syncs0 := syncsByMode(b, p)
 	writes0, _ := p.HNSWrites()
@@ -135,10 +137,13 @@ func BenchmarkAgent(b *testing.B) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.Pid()), []byte("1"), 0); err != nil {
 		b.Fatal(err)
 	}
-	churnStart, churnCPU0 := time.Now(), cpuOf(b, p.Pid())
+	churnStart, churnCPU0, churnGCs := time.Now(), cpuOf(b, p.Pid()), metric(b, p, gcCycles)
 	churn(b, c, cl, slices, events, pace)
 	settle(b, p)
 	churnWall, churnCPU := time.Since(churnStart), cpuOf(b, p.Pid())-churnCPU0
+	// A collection's cost follows the live heap; how often one comes follows what the agent
+	// allocates: per event (the churn) and per period (the ID check's answer).
+	b.ReportMetric((metric(b, p, gcCycles)-churnGCs)/float64(events)*1000, "gc-cycles/1000-events")
 	profile.Wait()
 	syncs := logSyncs(b, "churn", syncs0, syncsByMode(b, p))
 	writes, _ := p.HNSWrites()
@@ -149,6 +154,9 @@ func BenchmarkAgent(b *testing.B) {
 	b.ReportMetric((writes-writes0)/float64(events), "hns-writes/event")
 	memory(b, p, "churn")
 }
+
+// gcCycles counts the agent's garbage collections (client_golang's Go collector).
+const gcCycles = "go_gc_duration_seconds_count"
 
 // syncPeriod is the agent's sync period in seconds, the default.
 const syncPeriod = v1alpha1.DefaultSyncPeriodSeconds
