@@ -1,9 +1,13 @@
 package ownership
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -89,5 +93,43 @@ func BenchmarkFingerprint(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = fingerprint(lb)
+	}
+}
+
+// A fingerprint is what every ledger on disk holds as a load balancer's proof: the same load
+// balancer must give the same text in every version, whatever the case and order of its backends'
+// IDs and however many there are.
+func TestFingerprintIsStable(t *testing.T) {
+	lb := hns.LoadBalancer{
+		FrontendVIPs:       []netip.Addr{netip.MustParseAddr("10.96.0.10"), netip.MustParseAddr("fd00::10")},
+		PortMapping:        hns.PortMapping{Protocol: hns.ProtocolTCP, InternalPort: 8080, ExternalPort: 80, DistributionType: 1, Flags: 2},
+		Flags:              1,
+		SourceVIP:          netip.MustParseAddr("10.244.1.2"),
+		BackendEndpointIDs: []string{"b1b2c3d4-0000-0000-0000-000000000002", " A1B2C3D4-0000-0000-0000-000000000001"},
+	}
+	for _, tc := range []struct {
+		name string
+		lb   hns.LoadBalancer
+		want string
+	}{
+		{"two backends, one in lower case", lb, "D3A4EBC300692A91DABC621A16E42156"},
+		{"nothing", hns.LoadBalancer{}, "E5EA0A79DD44D90F085945D1A12FC6D0"},
+	} {
+		if got := fingerprint(tc.lb); got != tc.want {
+			t.Errorf("%s: fingerprint %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	many := lb
+	for i := range 40 { // more backends than fingerprint has room for on the stack
+		many.BackendEndpointIDs = append(many.BackendEndpointIDs, fmt.Sprintf("C1B2C3D4-0000-0000-0000-%012d", i))
+	}
+	ids := make([]string, len(many.BackendEndpointIDs))
+	for i, id := range many.BackendEndpointIDs {
+		ids[i] = normID(id)
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256(fingerprintText(nil, many, ids))
+	if got, want := fingerprint(many), strings.ToUpper(hex.EncodeToString(sum[:16])); got != want {
+		t.Errorf("42 backends: fingerprint %s, want %s", got, want)
 	}
 }

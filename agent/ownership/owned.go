@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -236,13 +235,24 @@ func sameContent(a, b hns.LoadBalancer) bool {
 // is one short line; the same function as the create intents of earlier
 // versions, so that their pending intents keep their meaning.
 func fingerprint(lb hns.LoadBalancer) string {
-	ids := make([]string, len(lb.BackendEndpointIDs))
-	for i, id := range lb.BackendEndpointIDs {
-		ids[i] = normID(id) // HNS keeps neither case nor, everywhere, order
+	// Room on the stack for a load balancer of up to 16 backends: a sync that programs a change
+	// takes three fingerprints, which would otherwise allocate about 800 bytes each.
+	var idBuf [16]string
+	var textBuf [768]byte
+	ids := idBuf[:0]
+	for _, id := range lb.BackendEndpointIDs {
+		ids = append(ids, normID(id)) // HNS keeps neither case nor, everywhere, order
 	}
 	slices.Sort(ids)
-	sum := sha256.Sum256(fingerprintText(make([]byte, 0, 160+37*len(ids)), lb, ids))
-	return strings.ToUpper(hex.EncodeToString(sum[:16]))
+	sum := sha256.Sum256(fingerprintText(textBuf[:0], lb, ids))
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	for i, c := range out {
+		if 'a' <= c && c <= 'f' {
+			out[i] = c - 'a' + 'A'
+		}
+	}
+	return string(out[:])
 }
 
 // fingerprintText is the text the fingerprint hashes, byte for byte what
