@@ -68,7 +68,7 @@ func briefOf(ep hns.Endpoint, g *briefing) (brief, bool) {
 	mac := hns.AppendConjuredMAC(buf[:0], ip)
 	switch {
 	case ep.MAC == string(mac):
-	case ep.MAC == string(upperHex(mac)):
+	case ep.MAC == string(hns.UpperHex(mac)):
 		b.upperMAC = true
 	default:
 		return brief{}, false
@@ -105,19 +105,9 @@ func (b brief) appendMAC(buf []byte) []byte {
 	n := len(buf)
 	buf = hns.AppendConjuredMAC(buf, b.ip)
 	if b.upperMAC {
-		upperHex(buf[n:])
+		hns.UpperHex(buf[n:])
 	}
 	return buf
-}
-
-// upperHex upper-cases the hex digits of a MAC in place.
-func upperHex(mac []byte) []byte {
-	for i, c := range mac {
-		if 'a' <= c && c <= 'f' {
-			mac[i] = c - 'a' + 'A'
-		}
-	}
-	return mac
 }
 
 // expandAll appends the endpoints bs stand for to eps, their names and MACs

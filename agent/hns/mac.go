@@ -49,3 +49,14 @@ func ConjureMACString(ip string) string {
 	}
 	return ConjureMAC(a)
 }
+
+// UpperHex upper-cases the hex digits of b in place and returns it: HNS answers MACs, and
+// winproxy's ledger writes fingerprints, in upper case, and neither needs a copy to say so.
+func UpperHex(b []byte) []byte {
+	for i, c := range b {
+		if 'a' <= c && c <= 'f' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return b
+}

@@ -247,12 +247,7 @@ func fingerprint(lb hns.LoadBalancer) string {
 	sum := sha256.Sum256(fingerprintText(textBuf[:0], lb, ids))
 	var out [32]byte
 	hex.Encode(out[:], sum[:16])
-	for i, c := range out {
-		if 'a' <= c && c <= 'f' {
-			out[i] = c - 'a' + 'A'
-		}
-	}
-	return string(out[:])
+	return string(hns.UpperHex(out[:]))
 }
 
 // fingerprintText is the text the fingerprint hashes, byte for byte what
