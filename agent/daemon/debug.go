@@ -10,10 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/version"
-	"k8s.io/apiserver/pkg/server/flagz"
-	"k8s.io/apiserver/pkg/server/statusz"
-	"k8s.io/component-base/compatibility"
 	"k8s.io/component-base/logs"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -21,6 +17,7 @@ import (
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 	winproxyversion "github.com/winproxy/winproxy/internal/version"
+	"github.com/winproxy/winproxy/internal/zpages"
 )
 
 // DebugOptions are what kube-proxy serves beside /metrics on its metrics port, which the agent
@@ -60,12 +57,9 @@ func (a *agent) serveDebug(mgr manager.Manager) error {
 		handlers["/debug/pprof/trace"] = http.HandlerFunc(pprof.Trace)
 		handlers["/debug/flags/v"] = http.HandlerFunc(verbosity)
 	}
-	// /flagz and /statusz are the apiserver library's, which kube-proxy serves too; they register
-	// on anything with Handle, so they are collected here first.
-	zpages := handlerMap(handlers)
-	flagz.Install(zpages, debugComponent, flagReader(a.opts.Debug.Flags))
-	paths := append(slices.Sorted(maps.Keys(handlers)), "/metrics", statusz.DefaultStatuszPath)
-	statusz.Install(zpages, debugComponent, statusz.NewRegistry(effectiveVersion(), statusz.WithListedPaths(paths)))
+	// /flagz and /statusz in kube-proxy's formats (internal/zpages); /statusz lists the others.
+	handlers["/flagz"] = zpages.FlagzHandler(debugComponent, a.opts.Debug.Flags)
+	handlers["/statusz"] = zpages.StatuszHandler(debugComponent, winproxyversion.Version, append(slices.Collect(maps.Keys(handlers)), "/metrics", "/statusz"))
 	for _, path := range slices.Sorted(maps.Keys(handlers)) {
 		if err := mgr.AddMetricsServerExtraHandler(path, handlers[path]); err != nil {
 			return fmt.Errorf("serving %s on the metrics address: %w", path, err)
@@ -73,16 +67,6 @@ func (a *agent) serveDebug(mgr manager.Manager) error {
 	}
 	return nil
 }
-
-// handlerMap collects handlers registered with Handle.
-type handlerMap map[string]http.Handler
-
-func (m handlerMap) Handle(path string, h http.Handler) { m[path] = h }
-
-// flagReader hands the flags to /flagz.
-type flagReader map[string]string
-
-func (f flagReader) GetFlagz() map[string]string { return f }
 
 func proxyMode(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -148,14 +132,4 @@ func verbosity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.WriteString(w, msg)
-}
-
-// effectiveVersion is winproxy's version for /statusz, which reads it as a semantic version:
-// an unstamped build ("dev") or a commit is reported as 0.0.0.
-func effectiveVersion() compatibility.EffectiveVersion {
-	v := "0.0.0"
-	if parsed, err := version.ParseSemantic(strings.TrimPrefix(winproxyversion.Version, "v")); err == nil {
-		v = parsed.String()
-	}
-	return compatibility.NewEffectiveVersionFromString(v, "", "")
 }

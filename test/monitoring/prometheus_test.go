@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +286,25 @@ func (s *scenario) checkDebugEndpoints(t *testing.T) {
 		if code != http.StatusOK || !want.MatchString(body) {
 			t.Errorf("GET %s: %d, want 200 matching %s:\n%s", path, code, want, body)
 		}
+	}
+	// The structured page, as `kubectl get --raw` and kube-proxy's dashboards ask for it.
+	req, err := http.NewRequest(http.MethodGet, base+"/statusz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Statusz;v=v1beta1;g=config.k8s.io")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statusz struct {
+		Kind  string   `json:"kind"`
+		Paths []string `json:"paths"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&statusz)
+	resp.Body.Close()
+	if wantPaths := []string{"/configz", "/flagz", "/healthz", "/metrics", "/proxyMode", "/statusz"}; err != nil || statusz.Kind != "Statusz" || !slices.Equal(statusz.Paths, wantPaths) {
+		t.Errorf("GET /statusz as a Statusz: %+v (%v), want kind Statusz and paths %v", statusz, err, wantPaths)
 	}
 	if code, _ := get(t, base+"/debug/pprof/"); code == http.StatusOK {
 		t.Error("pprof answers without --profiling")
