@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -102,7 +103,9 @@ func (c *Client) ids(ctx context.Context, op hns.Op, id string, args request) (h
 	if err != nil {
 		return hns.IDList{}, err
 	}
-	l, err := hns.ParseIDList(string(text))
+	// The list keeps the answer's text: a string over the bytes read, which nothing else holds or
+	// writes (readAnswer makes them for this answer), not a copy of up to 5 MB at every check.
+	l, err := hns.ParseIDList(unsafe.String(unsafe.SliceData(text), len(text)))
 	if err != nil {
 		return hns.IDList{}, &hns.Error{Op: op, ID: id, Err: err}
 	}
