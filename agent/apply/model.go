@@ -188,7 +188,9 @@ func (m *model) endpoint(id string) (hns.Endpoint, bool) {
 		return hns.Endpoint{}, false
 	}
 	if m.epAt == nil {
-		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
+		// Room for the briefs too: at 10k Services they are 100,000 of the entries, which a map
+		// sized for the few whole endpoints would reach by doubling nine times, rehashing at each.
+		m.epAt = byID(m.eps, len(m.briefs), func(ep hns.Endpoint) string { return ep.ID })
 		for i, b := range m.briefs {
 			m.epAt[hns.IDOf(b.id)] = briefAt(i)
 		}
@@ -231,7 +233,7 @@ func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 		return now, true
 	}
 	if m.lbAt == nil {
-		m.lbAt = byID(m.lbs, func(lb hns.LoadBalancer) string { return lb.ID })
+		m.lbAt = byID(m.lbs, 0, func(lb hns.LoadBalancer) string { return lb.ID })
 	}
 	i, ok := m.lbAt[uid]
 	if !ok {
@@ -240,8 +242,9 @@ func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 	return m.lbs[i], true
 }
 
-func byID[T any](objs []T, id func(T) string) map[hns.ID]int {
-	at := make(map[hns.ID]int, len(objs))
+// byID indexes objs by ID, with room for more entries besides.
+func byID[T any](objs []T, more int, id func(T) string) map[hns.ID]int {
+	at := make(map[hns.ID]int, len(objs)+more)
 	for i, o := range objs {
 		at[hns.IDOf(id(o))] = i
 	}
