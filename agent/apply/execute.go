@@ -7,7 +7,6 @@ import (
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
-	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // errNotDelta ends a sync that cannot be done from the changes alone: the
@@ -228,9 +227,9 @@ func (s *syncState) keyOf(o *op) engine.LBKey {
 		return key
 	}
 	if o.cur.IsIPv6() {
-		return engine.LBKey{Family: v1alpha1.IPv6}
+		return engine.LBKey{Family: engine.FamilyIPv6}
 	}
-	return engine.LBKey{Family: v1alpha1.IPv4}
+	return engine.LBKey{Family: engine.FamilyIPv4}
 }
 
 func (s *syncState) deleteLB(reason Reason, lb hns.LoadBalancer) error {

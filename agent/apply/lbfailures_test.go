@@ -25,7 +25,7 @@ type lbFailure struct {
 func lbFailures(r Result) []lbFailure {
 	var out []lbFailure
 	for _, f := range r.LBFailures {
-		out = append(out, lbFailure{f.Op, f.Key.Family, f.Key.Kind, hns.Reason(f.Err)})
+		out = append(out, lbFailure{f.Op, f.Key.Family.IPFamily(), f.Key.Kind, hns.Reason(f.Err)})
 	}
 	return out
 }
@@ -74,7 +74,7 @@ func TestLBFailuresAreTheRefusedWrites(t *testing.T) {
 		t.Fatalf("deletes: %v, want one failure", lbFailures(r))
 	}
 	got := lbFailures(r)[0]
-	if got.Op != hns.OpDeleteLoadBalancer || got.Family != v1alpha1.IPv4 || got.Kind == "" {
+	if got.Op != hns.OpDeleteLoadBalancer || got.Family != v1alpha1.IPv4 || got.Kind == 0 {
 		t.Errorf("a failed delete of an unwanted load balancer: %+v, want a delete with its family and kind", got)
 	}
 	if r, _ = h.sync(); len(r.LBFailures) != 0 || len(h.snapshot().LoadBalancers) != 0 {

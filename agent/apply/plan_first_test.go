@@ -18,14 +18,13 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/ownership"
-	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // The rank rule, one row each: which Service's load balancers the first
 // sync of a start programs first.
 func TestFirstSyncRanks(t *testing.T) {
 	lb := func(service string, local ...bool) engine.LoadBalancer {
-		out := engine.LoadBalancer{Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindClusterIP, Service: service}}
+		out := engine.LoadBalancer{Key: engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindClusterIP, Service: service}}
 		for _, l := range local {
 			out.Backends = append(out.Backends, engine.Backend{Local: l})
 		}
@@ -69,7 +68,7 @@ func TestFirstSyncRanks(t *testing.T) {
 // Services' endpoints first is TestFirstSyncProgramsCriticalServicesFirst's.
 func TestFirstSyncPlan(t *testing.T) {
 	dnsIP, otherIP := netip.MustParseAddr("192.168.2.8"), netip.MustParseAddr("192.168.2.9")
-	dnsKey := engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindClusterIP, Service: "kube-system/kube-dns", Port: "dns",
+	dnsKey := engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindClusterIP, Service: "kube-system/kube-dns", Port: "dns",
 		VIP: netip.MustParseAddr("10.96.0.53"), Protocol: 17, ExternalPort: 53}
 	dns := engine.LoadBalancer{Key: dnsKey, InternalPort: 53, Backends: []engine.Backend{{IP: dnsIP}}}
 	// app/other comes first in key order.

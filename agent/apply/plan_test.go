@@ -13,7 +13,6 @@ import (
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/hns/sim"
 	"github.com/winproxy/winproxy/agent/ownership"
-	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
 // planWorld is what the planner reads: what HNS lists, what is wanted and
@@ -35,7 +34,7 @@ var (
 	remoteIP = netip.MustParseAddr("192.168.2.7")
 	svipIP   = netip.MustParseAddr("192.168.1.2")
 	pod      = hns.Endpoint{ID: "POD", Name: "pod", IPs: []netip.Addr{podIP}}
-	svcKey   = engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindClusterIP, Service: "ns/svc", Port: "http",
+	svcKey   = engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindClusterIP, Service: "ns/svc", Port: "http",
 		VIP: netip.MustParseAddr("10.96.0.10"), Protocol: 6, ExternalPort: 80}
 	wantedLB = engine.LoadBalancer{Key: svcKey, InternalPort: 8080,
 		Backends: []engine.Backend{{IP: podIP, Local: true, EndpointID: "POD"}}}

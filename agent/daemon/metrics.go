@@ -127,7 +127,7 @@ func (k KubeProxyMetrics) countLBFailure(f apply.LBFailure) {
 	case hns.OpDeleteLoadBalancer:
 		counter = k.LBDeleteFailures
 	}
-	counter.WithLabelValues(string(f.Key.Family), lbTypeLabel(f.Key.Kind), lbErrorLabel(f.Err)).Inc()
+	counter.WithLabelValues(f.Key.Family.String(), lbTypeLabel(f.Key.Kind), lbErrorLabel(f.Err)).Inc()
 }
 
 // lbTypeLabel is winkernel's lb_type of a load-balancer kind: the same names, but for
@@ -136,10 +136,10 @@ func lbTypeLabel(k engine.Kind) string {
 	switch k {
 	case engine.KindIngress:
 		return "ingressip"
-	case "":
+	case 0:
 		return "unknown"
 	}
-	return string(k)
+	return k.String()
 }
 
 // lbErrorLabel is winkernel's class of an HNS error (classifyLBError): four HCN errors by

@@ -18,11 +18,11 @@ import (
 func TestLBFailuresAreCountedAsWinkernelCountsThem(t *testing.T) {
 	m := NewMetrics(prometheus.NewRegistry())
 	for _, f := range []apply.LBFailure{
-		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
-		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
-		{Op: hns.OpModifyLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv6, Kind: engine.KindClusterIP}, Err: hns.ErrHNSNotRunning},
-		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4}, Err: errors.New("access denied")},
-		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: v1alpha1.IPv4, Kind: engine.KindNodePort}, Err: hns.ErrNetworkNotFound},
+		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
+		{Op: hns.OpCreateLoadBalancer, Key: engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindIngress}, Err: hns.ErrPortExists},
+		{Op: hns.OpModifyLoadBalancer, Key: engine.LBKey{Family: engine.FamilyIPv6, Kind: engine.KindClusterIP}, Err: hns.ErrHNSNotRunning},
+		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: engine.FamilyIPv4}, Err: errors.New("access denied")},
+		{Op: hns.OpDeleteLoadBalancer, Key: engine.LBKey{Family: engine.FamilyIPv4, Kind: engine.KindNodePort}, Err: hns.ErrNetworkNotFound},
 	} {
 		m.KubeProxy.countLBFailure(f)
 	}

@@ -38,7 +38,7 @@ func TestUnusableIngressIPIsNoFrontend(t *testing.T) {
 			slices: []*discoveryv1.EndpointSlice{remoteSlice("svc1")},
 			check: func(t *testing.T, d *Desired) {
 				for _, lb := range d.LoadBalancers {
-					if lb.Key.VIP == ip(bad) || lb.Key.Family == v1alpha1.IPv6 && lb.Key.Kind == KindIngress && lb.Key.VIP != ip("fd00::1") {
+					if lb.Key.VIP == ip(bad) || lb.Key.Family == FamilyIPv6 && lb.Key.Kind == KindIngress && lb.Key.VIP != ip("fd00::1") {
 						t.Errorf("ingress %s programmed as %s", bad, lb.Key)
 					}
 				}

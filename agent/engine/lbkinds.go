@@ -140,7 +140,7 @@ func (k *lbKind) loadBalancers(lbs []LoadBalancer, service string, p *portPlan) 
 	if k.affinity {
 		dist = p.policy.distribution
 	}
-	key := LBKey{Family: p.family, Kind: k.kind, Service: service, Port: p.port.Name, Protocol: p.protocol, ExternalPort: k.externalPort(p)}
+	key := LBKey{Family: FamilyOf(p.family), Kind: k.kind, Service: service, Port: p.port.Name, Protocol: p.protocol, ExternalPort: k.externalPort(p)}
 	if k.shared {
 		key.Service, key.Port = "", ""
 	}

@@ -30,7 +30,7 @@ import (
 type frontKey = hns.Frontend
 
 func frontOf(k LBKey) frontKey {
-	return hns.Frontend{VIP: k.VIP, Protocol: k.Protocol, ExternalPort: k.ExternalPort, IPv6: k.Family == v1alpha1.IPv6}
+	return hns.Frontend{VIP: k.VIP, Protocol: k.Protocol, ExternalPort: k.ExternalPort, IPv6: k.Family == FamilyIPv6}
 }
 
 // frontendWinner sorts keys, all of one frontend, and returns the one that

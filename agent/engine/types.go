@@ -14,6 +14,8 @@ package engine
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -62,28 +64,102 @@ type Input struct {
 	HNS            HNSView
 }
 
-// Kind is the kind of a load balancer, named as in winkernel's metrics.
-type Kind string
+// Kind is the kind of a load balancer, named as in winkernel's metrics. It is a byte, and so is
+// the key's Family: a load balancer's key (LBKey) is held seven times over by the engine and the
+// applier, and at 64 bytes instead of 96 that is 2 MB less at 10k Services.
+type Kind uint8
 
 const (
-	KindClusterIP   Kind = "clusterip"
-	KindNodePort    Kind = "nodeport"
-	KindExternalIP  Kind = "externalip"
-	KindIngress     Kind = "ingress"
-	KindHealthCheck Kind = "healthcheck"
+	KindClusterIP Kind = iota + 1
+	KindNodePort
+	KindExternalIP
+	KindIngress
+	KindHealthCheck
 )
+
+var kindNames = [...]string{KindClusterIP: "clusterip", KindNodePort: "nodeport", KindExternalIP: "externalip", KindIngress: "ingress", KindHealthCheck: "healthcheck"}
+
+// String is the kind's name; no kind is "".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// MarshalText writes the kind's name, as plan files and JSON show it.
+func (k Kind) MarshalText() ([]byte, error) {
+	if int(k) >= len(kindNames) {
+		return nil, fmt.Errorf("no load-balancer kind %d", uint8(k))
+	}
+	return []byte(kindNames[k]), nil
+}
+
+// UnmarshalText reads a kind's name.
+func (k *Kind) UnmarshalText(text []byte) error {
+	i := slices.Index(kindNames[:], string(text))
+	if i < 0 {
+		return fmt.Errorf("no load-balancer kind %q: one of %s", text, strings.Join(kindNames[1:], ", "))
+	}
+	*k = Kind(i)
+	return nil
+}
+
+// Family is a load balancer's IP family in a byte (see Kind); its text is the API's IPFamily.
+type Family uint8
+
+const (
+	FamilyIPv4 Family = iota + 1
+	FamilyIPv6
+)
+
+// FamilyOf is f in a byte; zero when f is neither family.
+func FamilyOf(f v1alpha1.IPFamily) Family {
+	switch f {
+	case v1alpha1.IPv4:
+		return FamilyIPv4
+	case v1alpha1.IPv6:
+		return FamilyIPv6
+	}
+	return 0
+}
+
+// IPFamily is the family as the API names it; "" for none.
+func (f Family) IPFamily() v1alpha1.IPFamily {
+	switch f {
+	case FamilyIPv4:
+		return v1alpha1.IPv4
+	case FamilyIPv6:
+		return v1alpha1.IPv6
+	}
+	return ""
+}
+
+func (f Family) String() string { return string(f.IPFamily()) }
+
+// MarshalText writes the family as the API names it.
+func (f Family) MarshalText() ([]byte, error) { return []byte(f.IPFamily()), nil }
+
+// UnmarshalText reads a family as the API names it.
+func (f *Family) UnmarshalText(text []byte) error {
+	*f = FamilyOf(v1alpha1.IPFamily(text))
+	if *f == 0 && len(text) > 0 {
+		return fmt.Errorf("no IP family %q: IPv4 or IPv6", text)
+	}
+	return nil
+}
 
 // LBKey identifies a desired load balancer across syncs, so that a changed
 // backend set modifies the same LB instead of creating another. Health-check
 // LBs have no Service and Port: services sharing an ingress IP share them.
 type LBKey struct {
-	Family       v1alpha1.IPFamily
-	Kind         Kind
 	Service      string // namespace/name
 	Port         string // service port name
 	VIP          netip.Addr
 	Protocol     uint32
 	ExternalPort uint16
+	Family       Family
+	Kind         Kind
 }
 
 func (k LBKey) String() string {

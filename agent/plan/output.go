@@ -174,7 +174,7 @@ func (p *Plan) addDesired(d *engine.Desired) {
 
 func convertLB(lb engine.LoadBalancer) LoadBalancer {
 	out := LoadBalancer{
-		Family: lb.Key.Family, Kind: lb.Key.Kind, Service: lb.Key.Service, Port: lb.Key.Port,
+		Family: lb.Key.Family.IPFamily(), Kind: lb.Key.Kind, Service: lb.Key.Service, Port: lb.Key.Port,
 		Protocol: hns.ProtocolName(lb.Key.Protocol), ExternalPort: lb.Key.ExternalPort, InternalPort: lb.InternalPort,
 		Flags: uint32(lb.Flags), FlagNames: hnsdump.LBFlagNames(lb.Flags),
 		PortMappingFlags: uint32(lb.PortMappingFlags), PortMappingFlagNames: hnsdump.PortFlagNames(lb.PortMappingFlags),

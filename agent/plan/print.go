@@ -150,7 +150,7 @@ func (p *Plan) loadBalancersTable() *metav1.Table {
 		if lb.Port != "" {
 			svc += ":" + lb.Port
 		}
-		addRow(t, string(lb.Family), string(lb.Kind), fmt.Sprintf("%s:%d/%s", or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol),
+		addRow(t, string(lb.Family), lb.Kind.String(), fmt.Sprintf("%s:%d/%s", or(lb.VIP, "*"), lb.ExternalPort, lb.Protocol),
 			fmt.Sprint(lb.InternalPort), named(lb.Flags, lb.FlagNames), named(lb.PortMappingFlags, lb.PortMappingFlagNames), lb.Distribution,
 			or(lb.SourceVIP, "-"), strings.Join(be, ","), or(svc, "-"))
 	}
