@@ -1,11 +1,13 @@
 // Package zpages serves /flagz and /statusz the way kube-proxy and the other Kubernetes components
-// do, so that whoever asks a node's proxy for them gets the same pages from winproxy's agent:
+// do, so that whoever asks a node's proxy for them gets the same answers from winproxy's agent:
 //
 //   - by default, a page of text for people, which says it is not meant to be parsed and, to keep
-//     it so, separates names from values with one of ":", ": ", "=" or " " at random;
+//     it so, separates names from values with one of ":", ": ", "=" or " " at random (for /flagz
+//     once for the process's life, as its text cannot change);
 //   - on request, the structured objects Flagz and Statusz of config.k8s.io, version v1beta1 or the
 //     deprecated v1alpha1 (which answers with a Warning header), in JSON or YAML:
-//     `Accept: application/json;as=Statusz;v=v1beta1;g=config.k8s.io`.
+//     `Accept: application/json;as=Statusz;v=v1beta1;g=config.k8s.io`, negotiated as the library
+//     negotiates it, with a Kubernetes Status and 406 for what it does not serve.
 //
 // The formats are those of the Kubernetes apiserver library (k8s.io/apiserver/pkg/server/flagz
 // and statusz), which kube-proxy uses; docs/differences-from-kube-proxy.md says what differs. The
@@ -15,19 +17,22 @@
 package zpages
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
-	"mime"
 	"net/http"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/munnerz/goautoneg"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -77,7 +82,7 @@ type Statusz struct {
 
 // FlagzHandler serves component's flags.
 func FlagzHandler(component string, flags map[string]string) http.Handler {
-	return page{kind: "Flagz", component: component, text: func(w io.Writer, sep string) {
+	return page{kind: "Flagz", component: component, fixedText: true, once: new(sync.Once), cached: new([]byte), text: func(w io.Writer, sep string) {
 		for _, name := range slices.Sorted(maps.Keys(flags)) {
 			fmt.Fprintf(w, "%s%s%s\n", name, sep, flags[name])
 		}
@@ -94,9 +99,11 @@ func StatuszHandler(component, binaryVersion string, paths []string) http.Handle
 		up := int64(time.Since(processStart).Seconds())
 		fmt.Fprintf(w, "\nStarted%[1]s %[2]s\nUp%[1]s %[3]d hr %02[4]d min %02[5]d sec\nGo version%[1]s %[6]s\nBinary version%[1]s %[7]s\n\n",
 			sep, processStart.Format(time.UnixDate), up/3600, up/60%60, up%60, runtime.Version(), binaryVersion)
+		paths := ""
 		if len(listed) > 0 {
-			fmt.Fprintf(w, "Paths%s %s\n", sep, strings.Join(listed, " "))
+			paths = "Paths" + sep + " " + strings.Join(listed, " ")
 		}
+		fmt.Fprintln(w, paths)
 	}, object: func(h Header) any {
 		return Statusz{
 			Header:        h,
@@ -110,101 +117,144 @@ func StatuszHandler(component, binaryVersion string, paths []string) http.Handle
 }
 
 // page is one of the two pages: its kind, its text after the common heading, and its
-// structured object under a header.
+// structured object under a header. fixedText keeps the first text answer and gives it again, as
+// the library does for /flagz (whose text cannot change): one separator for the process's life.
 type page struct {
 	kind      string
 	component string
 	text      func(w io.Writer, sep string)
 	object    func(Header) any
+	fixedText bool
+	once      *sync.Once
+	cached    *[]byte
 }
 
-// separators are the text pages' separators, one chosen at random for each answer.
+// separators are the text pages' separators, one chosen at random for each text made.
 var separators = []string{":", ": ", "=", " "}
 
+// ServeHTTP answers any method as GET, as the library does.
 func (p page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, r.Method+" is not served: GET the page", http.StatusMethodNotAllowed)
-		return
-	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	form, version, ok := p.negotiate(r.Header.Values("Accept"))
-	if !ok {
-		http.Error(w, fmt.Sprintf("none of the media types accepted (%q) is served; served are text/plain and, in JSON or YAML, the structured page: application/json;as=%[2]s;v=%[3]s;g=%[4]s or application/yaml;as=%[2]s;v=%[3]s;g=%[4]s",
-			strings.Join(r.Header.Values("Accept"), ", "), p.kind, V1beta1, Group), http.StatusNotAcceptable)
-		return
+	accept := r.Header.Get("Accept")
+	c := choice{form: textPlain}
+	if strings.TrimSpace(accept) != "" {
+		var ok bool
+		if c, ok = p.negotiate(accept); !ok {
+			notAcceptable(w)
+			return
+		}
 	}
-	if form == "text/plain" {
+	if c.form == textPlain {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "\n%s %s\nWarning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only.\n",
-			p.component, strings.ToLower(p.kind))
-		p.text(w, separators[rand.IntN(len(separators))])
+		_, _ = w.Write(p.textPage())
 		return
 	}
-	obj := p.object(Header{Kind: p.kind, APIVersion: Group + "/" + version, Metadata: Metadata{Name: p.component}})
+	obj := p.object(Header{Kind: p.kind, APIVersion: Group + "/" + c.version, Metadata: Metadata{Name: p.component}})
+	// JSON as the library writes it: compact with a newline, or indented (for people) without.
 	body, err := json.Marshal(obj)
-	if err == nil && form == "application/yaml" {
+	switch {
+	case err != nil:
+	case c.form == "application/yaml":
 		body, err = yaml.JSONToYAML(body)
+	case c.pretty || prettyFor(r):
+		body, err = json.MarshalIndent(obj, "", "  ")
+	default:
+		body = append(body, '\n')
 	}
 	if err != nil {
 		http.Error(w, "encoding the page: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if version == V1alpha1 {
+	if c.version == V1alpha1 {
 		w.Header().Set("Warning", fmt.Sprintf(`299 - "This version of the %s endpoint is deprecated. Please use a newer version."`, strings.ToLower(p.kind)))
 	}
-	w.Header().Set("Content-Type", form)
+	w.Header().Set("Content-Type", fmt.Sprintf("%s;g=%s;v=%s;as=%s", c.form, Group, c.version, p.kind))
 	_, _ = w.Write(body)
 }
 
-// negotiate picks the page's form from the Accept headers: the media range of highest quality
-// that the page serves, the first one on a tie. No Accept is text. JSON and YAML are served only
-// as this page's structured object (as, v and g name it), as the apiserver library does.
-func (p page) negotiate(accept []string) (form, version string, ok bool) {
-	type choice struct {
-		form, version string
-		q             float64
+// textPage is the page's text: the heading, then the page's lines.
+func (p page) textPage() []byte {
+	render := func() []byte {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "\n%s %s\nWarning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only.\n",
+			p.component, strings.ToLower(p.kind))
+		p.text(&b, separators[rand.IntN(len(separators))])
+		return b.Bytes()
 	}
-	var best *choice
-	for _, header := range accept {
-		for _, item := range strings.Split(header, ",") {
-			if strings.TrimSpace(item) == "" {
+	if !p.fixedText {
+		return render()
+	}
+	p.once.Do(func() { *p.cached = render() })
+	return *p.cached
+}
+
+const textPlain = "text/plain"
+
+// served are the forms a page is served in, in the order the library tries them for each media
+// range of an Accept header.
+var served = []struct{ typ, subtype string }{{"application", "json"}, {"application", "yaml"}, {"text", "plain"}}
+
+// choice is a page's negotiated form: its media type, the structured object's version, and
+// whether the JSON is indented.
+type choice struct {
+	form, version string
+	pretty        bool
+}
+
+// negotiate picks the page's form as the apiserver library does: the Accept header's media
+// ranges in goautoneg's order (quality first, then the more specific), each tried against JSON,
+// YAML and text in that order. A structured form needs as, v and g naming this page's object;
+// text needs none of them; a stream or a server version is never served.
+func (p page) negotiate(accept string) (choice, bool) {
+	for _, clause := range goautoneg.ParseAccept(accept) {
+		for _, f := range served {
+			if !(clause.Type == f.typ && (clause.SubType == f.subtype || clause.SubType == "*") || clause.Type == "*" && clause.SubType == "*") {
 				continue
 			}
-			mediaType, params, err := mime.ParseMediaType(item)
-			if err != nil {
-				continue
-			}
-			q := 1.0
-			if s, has := params["q"]; has {
-				if q, err = strconv.ParseFloat(s, 64); err != nil || q <= 0 {
-					continue
-				}
-			}
-			c := choice{q: q}
-			switch mediaType {
-			case "text/plain", "text/*", "*/*":
-				if params["as"] != "" {
-					continue
-				}
-				c.form = "text/plain"
-			case "application/json", "application/yaml":
-				if params["as"] != p.kind || params["g"] != Group || (params["v"] != V1alpha1 && params["v"] != V1beta1) {
-					continue
-				}
-				c.form, c.version = mediaType, params["v"]
-			default:
-				continue
-			}
-			if best == nil || c.q > best.q {
-				best = &c
+			if c, ok := p.accepts(f.typ+"/"+f.subtype, clause.Params); ok {
+				return c, true
 			}
 		}
 	}
-	if best == nil {
-		return "text/plain", "", strings.TrimSpace(strings.Join(accept, "")) == ""
+	return choice{}, false
+}
+
+// accepts reports whether form, with a media range's parameters, is a form of this page.
+func (p page) accepts(form string, params map[string]string) (choice, bool) {
+	c := choice{form: form, pretty: params["pretty"] == "1"}
+	if params["stream"] != "" || params["sv"] != "" {
+		return choice{}, false
 	}
-	return best.form, best.version, true
+	_, as := params["as"]
+	_, g := params["g"]
+	_, v := params["v"]
+	if form == textPlain {
+		return c, !as && !g && !v
+	}
+	c.version = params["v"]
+	return c, params["as"] == p.kind && params["g"] == Group && (c.version == V1alpha1 || c.version == V1beta1)
+}
+
+// prettyFor reports whether the request asks for indented JSON as the library reads it: the
+// pretty query parameter, else a client people type into (curl, Wget, a browser).
+func prettyFor(r *http.Request) bool {
+	if q := r.URL.Query().Get("pretty"); q != "" {
+		pretty, _ := strconv.ParseBool(q)
+		return pretty
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
+}
+
+// notAcceptable answers 406 with a Kubernetes Status, which kubectl and client-go read.
+func notAcceptable(w http.ResponseWriter) {
+	const msg = "only the following media types are accepted: application/json, application/yaml, text/plain"
+	status := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Message: msg, Reason: metav1.StatusReasonNotAcceptable, Code: http.StatusNotAcceptable}
+	body, _ := json.MarshalIndent(status, "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotAcceptable)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // firstSegments returns each path's first segment, once, sorted: "/debug/pprof/" is "/debug".

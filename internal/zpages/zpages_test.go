@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/server/flagz"
 	"k8s.io/apiserver/pkg/server/statusz"
 	"k8s.io/component-base/compatibility"
@@ -53,19 +54,23 @@ func TestNegotiation(t *testing.T) {
 		{name: "no Accept is text", page: "flagz", code: 200, contentType: "text/plain; charset=utf-8"},
 		{name: "any type is text", page: "flagz", accept: []string{"*/*"}, code: 200, contentType: "text/plain; charset=utf-8"},
 		{name: "a browser's Accept is text", page: "statusz", accept: []string{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}, code: 200, contentType: "text/plain; charset=utf-8"},
-		{name: "the structured page", page: "flagz", accept: []string{flagzJSON}, code: 200, contentType: "application/json"},
-		{name: "the structured page in YAML", page: "statusz", accept: []string{"application/yaml;as=Statusz;v=v1beta1;g=config.k8s.io"}, code: 200, contentType: "application/yaml"},
-		{name: "the deprecated version warns", page: "statusz", accept: []string{"application/json;as=Statusz;v=v1alpha1;g=config.k8s.io"}, code: 200, contentType: "application/json",
+		{name: "the structured page", page: "flagz", accept: []string{flagzJSON}, code: 200, contentType: "application/json;g=config.k8s.io;v=v1beta1;as=Flagz"},
+		{name: "the structured page in YAML", page: "statusz", accept: []string{"application/yaml;as=Statusz;v=v1beta1;g=config.k8s.io"}, code: 200, contentType: "application/yaml;g=config.k8s.io;v=v1beta1;as=Statusz"},
+		{name: "the deprecated version warns", page: "statusz", accept: []string{"application/json;as=Statusz;v=v1alpha1;g=config.k8s.io"}, code: 200, contentType: "application/json;g=config.k8s.io;v=v1alpha1;as=Statusz",
 			warning: `299 - "This version of the statusz endpoint is deprecated. Please use a newer version."`},
-		{name: "the higher quality wins", page: "flagz", accept: []string{"text/plain;q=0.5, " + flagzJSON}, code: 200, contentType: "application/json"},
-		{name: "on a tie the first wins", page: "flagz", accept: []string{"text/plain", flagzJSON}, code: 200, contentType: "text/plain; charset=utf-8"},
+		{name: "the higher quality wins", page: "flagz", accept: []string{"text/plain;q=0.5, " + flagzJSON}, code: 200, contentType: "application/json;g=config.k8s.io;v=v1beta1;as=Flagz"},
+		{name: "a type before a wildcard", page: "statusz", accept: []string{"*/*, " + statuszJSON}, code: 200, contentType: "application/json;g=config.k8s.io;v=v1beta1;as=Statusz"},
+		{name: "a wildcard naming the object is JSON", page: "statusz", accept: []string{"*/*;as=Statusz;v=v1beta1;g=config.k8s.io"}, code: 200, contentType: "application/json;g=config.k8s.io;v=v1beta1;as=Statusz"},
+		{name: "only the first Accept header counts", page: "flagz", accept: []string{"text/plain", flagzJSON}, code: 200, contentType: "text/plain; charset=utf-8"},
 		{name: "JSON without the object's name", page: "flagz", accept: []string{"application/json"}, code: 406},
 		{name: "the other page's object", page: "flagz", accept: []string{statuszJSON}, code: 406},
 		{name: "an unknown version", page: "statusz", accept: []string{"application/json;as=Statusz;v=v2;g=config.k8s.io"}, code: 406},
+		{name: "no version", page: "statusz", accept: []string{"application/json;as=Statusz;g=config.k8s.io"}, code: 406},
 		{name: "an unknown group", page: "statusz", accept: []string{"application/json;as=Statusz;v=v1beta1;g=example.com"}, code: 406},
+		{name: "text naming an object", page: "statusz", accept: []string{"text/plain;g=config.k8s.io"}, code: 406},
+		{name: "a stream", page: "statusz", accept: []string{statuszJSON + ";stream=watch"}, code: 406},
 		{name: "protobuf", page: "statusz", accept: []string{"application/vnd.kubernetes.protobuf;as=Statusz;v=v1beta1;g=config.k8s.io"}, code: 406},
-		{name: "a refused type", page: "flagz", accept: []string{"text/plain;q=0"}, code: 406},
-		{name: "a write", page: "flagz", method: http.MethodPost, code: 405},
+		{name: "any method is GET", page: "flagz", method: http.MethodPost, code: 200, contentType: "text/plain; charset=utf-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := FlagzHandler("winproxy-agent", testFlags)
@@ -81,6 +86,10 @@ func TestNegotiation(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.code, body)
 			}
 			if tc.code != 200 {
+				var st metav1.Status
+				if err := json.Unmarshal([]byte(body), &st); err != nil || st.Reason != metav1.StatusReasonNotAcceptable || st.Code != 406 {
+					t.Errorf("406 without a Status saying so: %s", body)
+				}
 				return
 			}
 			if got := resp.Header.Get("Content-Type"); got != tc.contentType {
@@ -140,9 +149,10 @@ func TestStructured(t *testing.T) {
 }
 
 // TestSameAsKubeProxy asks the apiserver library's pages, which kube-proxy serves, and ours the
-// same questions: the answers must be the same but for what differs by design (no emulation
-// version; the start time, which the library reads from the process's stat, to the second) and
-// the text's separator, which each answer picks at random.
+// same questions: status, Content-Type, Warning and body must be the same but for what differs by
+// design (no emulation version; the start time, which the library reads from the process's stat,
+// to the second; the 406's Status, whose form the library negotiates too) and the text's
+// separator, which each text picks at random.
 func TestSameAsKubeProxy(t *testing.T) {
 	paths := []string{"/configz", "/flagz", "/healthz", "/metrics", "/proxyMode", "/statusz"}
 	theirs := map[string]http.Handler{}
@@ -157,43 +167,68 @@ func TestSameAsKubeProxy(t *testing.T) {
 		"/flagz":   {"hostname-override", "metrics-bind-address", "v"},
 		"/statusz": {"Started", "Up", "Go version", "Binary version", "Emulation version", "Paths"},
 	}
-	for _, tc := range []struct {
-		path   string
-		accept []string
+	questions := []struct {
+		accept, userAgent string
 	}{
-		{path: "/flagz"},
-		{path: "/flagz", accept: []string{"*/*"}},
-		{path: "/flagz", accept: []string{flagzJSON}},
-		{path: "/flagz", accept: []string{"application/yaml;as=Flagz;v=v1alpha1;g=config.k8s.io"}},
-		{path: "/flagz", accept: []string{"application/json"}},
-		{path: "/statusz"},
-		{path: "/statusz", accept: []string{"text/plain"}},
-		{path: "/statusz", accept: []string{statuszJSON}},
-		{path: "/statusz", accept: []string{"application/json;as=Statusz;v=v1alpha1;g=config.k8s.io"}},
-		{path: "/statusz", accept: []string{flagzJSON}},
-	} {
-		theirResp, theirBody := get(t, theirs[tc.path], http.MethodGet, tc.accept...)
-		ourResp, ourBody := get(t, ours[tc.path], http.MethodGet, tc.accept...)
-		what := tc.path + " " + strings.Join(tc.accept, ",")
-		if theirResp.StatusCode != ourResp.StatusCode {
-			t.Errorf("%s: status %d, kube-proxy's %d: %s", what, ourResp.StatusCode, theirResp.StatusCode, ourBody)
-			continue
+		{}, {accept: "*/*"}, {accept: "*"}, {accept: "text/plain"}, {accept: "text/*"}, {accept: "text/plain;q=0"},
+		{accept: "application/json, */*"}, {accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
+		{accept: "application/json"}, {accept: "application/*"}, {accept: "application/vnd.kubernetes.protobuf"},
+		{accept: "text/plain;v=v1beta1"},
+	}
+	for _, kind := range []string{"Flagz", "Statusz", "Other"} {
+		for _, v := range []string{"v1beta1", "v1alpha1", "v2"} {
+			object := ";as=" + kind + ";v=" + v + ";g=config.k8s.io"
+			questions = append(questions,
+				struct{ accept, userAgent string }{accept: "application/json" + object},
+				struct{ accept, userAgent string }{accept: "application/yaml" + object},
+				struct{ accept, userAgent string }{accept: "application/json" + object, userAgent: "curl/8.5.0"},
+				struct{ accept, userAgent string }{accept: "application/json" + object + ";pretty=1"},
+				struct{ accept, userAgent string }{accept: "*/*, application/json" + object},
+				struct{ accept, userAgent string }{accept: "*/*" + object},
+				struct{ accept, userAgent string }{accept: "application/*" + object},
+				struct{ accept, userAgent string }{accept: "application/json" + object + ";q=0.5, */*"},
+				struct{ accept, userAgent string }{accept: "text/plain;q=0.9, application/yaml" + object},
+				struct{ accept, userAgent string }{accept: "application/json;as=" + kind + ";g=config.k8s.io"},
+				struct{ accept, userAgent string }{accept: "application/json" + object + ";stream=watch"},
+			)
 		}
-		if ourResp.StatusCode != 200 {
-			continue
-		}
-		if a, b := theirResp.Header.Get("Warning"), ourResp.Header.Get("Warning"); a != b {
-			t.Errorf("%s: Warning %q, kube-proxy's %q", what, b, a)
-		}
-		if !strings.HasPrefix(ourResp.Header.Get("Content-Type"), "text/") {
-			if a, b := comparable(t, theirBody), comparable(t, ourBody); !cmp.Equal(a, b) {
+	}
+	for _, path := range []string{"/flagz", "/statusz"} {
+		for _, q := range questions {
+			what := path + " Accept: " + q.accept + " User-Agent: " + q.userAgent
+			ask := func(h http.Handler) (*http.Response, string) {
+				r := httptest.NewRequest(http.MethodGet, path, nil)
+				if q.accept != "" {
+					r.Header.Set("Accept", q.accept)
+				}
+				r.Header.Set("User-Agent", q.userAgent)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w.Result(), w.Body.String()
+			}
+			theirResp, theirBody := ask(theirs[path])
+			ourResp, ourBody := ask(ours[path])
+			if theirResp.StatusCode != ourResp.StatusCode {
+				t.Errorf("%s: status %d, kube-proxy's %d: %s", what, ourResp.StatusCode, theirResp.StatusCode, ourBody)
+				continue
+			}
+			if ourResp.StatusCode != 200 {
+				continue // TestNegotiation reads our 406's Status
+			}
+			for _, h := range []string{"Content-Type", "Warning"} {
+				if a, b := theirResp.Header.Get(h), ourResp.Header.Get(h); a != b {
+					t.Errorf("%s: %s %q, kube-proxy's %q", what, h, b, a)
+				}
+			}
+			a, b := theirBody, ourBody
+			if strings.HasPrefix(ourResp.Header.Get("Content-Type"), "text/") {
+				a, b = readable(a, labels[path]), readable(b, labels[path])
+			} else {
+				a, b = withoutTimes(a), withoutTimes(b)
+			}
+			if a != b {
 				t.Errorf("%s (-kube-proxy +ours):\n%s", what, cmp.Diff(a, b))
 			}
-			continue
-		}
-		a, b := readable(theirBody, labels[tc.path]), readable(ourBody, labels[tc.path])
-		if a != b {
-			t.Errorf("%s (-kube-proxy +ours):\n%s", what, cmp.Diff(a, b))
 		}
 	}
 }
@@ -221,17 +256,18 @@ func readable(page string, labels []string) string {
 	return strings.Join(lines, "\n")
 }
 
-// comparable decodes a structured page (JSON or YAML) without what differs by design.
-func comparable(t *testing.T, body string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatalf("%v:\n%s", err, body)
-	}
-	for _, k := range []string{"startTime", "uptimeSeconds", "emulationVersion"} {
-		delete(m, k)
-	}
-	return m
+var (
+	emulation = regexp.MustCompile(`[ \t]*"?emulationVersion"?: ?"?[0-9.]+"?,?\n?`)
+	started   = regexp.MustCompile(`("?startTime"?: ?)"?[^",\n]*"?`)
+	uptime    = regexp.MustCompile(`("?uptimeSeconds"?: ?)\d+`)
+)
+
+// withoutTimes is a structured page, JSON or YAML, as written, without what differs by design:
+// the emulation version, the start time and the uptime.
+func withoutTimes(body string) string {
+	body = emulation.ReplaceAllString(body, "")
+	body = started.ReplaceAllString(body, "${1}*")
+	return uptime.ReplaceAllString(body, "${1}0")
 }
 
 type muxFunc func(string, http.Handler)
