@@ -208,10 +208,8 @@ type choice struct {
 func (p page) negotiate(accept string) (choice, bool) {
 	for _, clause := range goautoneg.ParseAccept(accept) {
 		for _, f := range served {
-			if !(clause.Type == f.typ && (clause.SubType == f.subtype || clause.SubType == "*") || clause.Type == "*" && clause.SubType == "*") {
-				continue
-			}
-			if c, ok := p.accepts(f.typ+"/"+f.subtype, clause.Params); ok {
+			matches := clause.Type == f.typ && (clause.SubType == f.subtype || clause.SubType == "*") || clause.Type == "*" && clause.SubType == "*"
+			if c, ok := p.accepts(f.typ+"/"+f.subtype, clause.Params); matches && ok {
 				return c, true
 			}
 		}
