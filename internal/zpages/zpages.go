@@ -82,7 +82,7 @@ type Statusz struct {
 
 // FlagzHandler serves component's flags.
 func FlagzHandler(component string, flags map[string]string) http.Handler {
-	return page{kind: "Flagz", component: component, fixedText: true, once: new(sync.Once), cached: new([]byte), text: func(w io.Writer, sep string) {
+	return &page{kind: "Flagz", component: component, fixedText: true, text: func(w io.Writer, sep string) {
 		for _, name := range slices.Sorted(maps.Keys(flags)) {
 			fmt.Fprintf(w, "%s%s%s\n", name, sep, flags[name])
 		}
@@ -95,7 +95,7 @@ func FlagzHandler(component string, flags map[string]string) http.Handler {
 // each is shown once by its first segment ("/debug/pprof/" as "/debug").
 func StatuszHandler(component, binaryVersion string, paths []string) http.Handler {
 	listed := firstSegments(paths)
-	return page{kind: "Statusz", component: component, text: func(w io.Writer, sep string) {
+	return &page{kind: "Statusz", component: component, text: func(w io.Writer, sep string) {
 		up := int64(time.Since(processStart).Seconds())
 		fmt.Fprintf(w, "\nStarted%[1]s %[2]s\nUp%[1]s %[3]d hr %02[4]d min %02[5]d sec\nGo version%[1]s %[6]s\nBinary version%[1]s %[7]s\n\n",
 			sep, processStart.Format(time.UnixDate), up/3600, up/60%60, up%60, runtime.Version(), binaryVersion)
@@ -125,15 +125,15 @@ type page struct {
 	text      func(w io.Writer, sep string)
 	object    func(Header) any
 	fixedText bool
-	once      *sync.Once
-	cached    *[]byte
+	once      sync.Once
+	fixed     []byte
 }
 
 // separators are the text pages' separators, one chosen at random for each text made.
 var separators = []string{":", ": ", "=", " "}
 
 // ServeHTTP answers any method as GET, as the library does.
-func (p page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	accept := r.Header.Get("Accept")
 	c := choice{form: textPlain}
@@ -173,7 +173,7 @@ func (p page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // textPage is the page's text: the heading, then the page's lines.
-func (p page) textPage() []byte {
+func (p *page) textPage() []byte {
 	render := func() []byte {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "\n%s %s\nWarning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only.\n",
@@ -184,8 +184,8 @@ func (p page) textPage() []byte {
 	if !p.fixedText {
 		return render()
 	}
-	p.once.Do(func() { *p.cached = render() })
-	return *p.cached
+	p.once.Do(func() { p.fixed = render() })
+	return p.fixed
 }
 
 const textPlain = "text/plain"
@@ -205,7 +205,7 @@ type choice struct {
 // ranges in goautoneg's order (quality first, then the more specific), each tried against JSON,
 // YAML and text in that order. A structured form needs as, v and g naming this page's object;
 // text needs none of them; a stream or a server version is never served.
-func (p page) negotiate(accept string) (choice, bool) {
+func (p *page) negotiate(accept string) (choice, bool) {
 	for _, clause := range goautoneg.ParseAccept(accept) {
 		for _, f := range served {
 			matches := clause.Type == f.typ && (clause.SubType == f.subtype || clause.SubType == "*") || clause.Type == "*" && clause.SubType == "*"
@@ -218,7 +218,7 @@ func (p page) negotiate(accept string) (choice, bool) {
 }
 
 // accepts reports whether form, with a media range's parameters, is a form of this page.
-func (p page) accepts(form string, params map[string]string) (choice, bool) {
+func (p *page) accepts(form string, params map[string]string) (choice, bool) {
 	c := choice{form: form, pretty: params["pretty"] == "1"}
 	if params["stream"] != "" || params["sv"] != "" {
 		return choice{}, false

@@ -104,7 +104,14 @@ func TestNegotiation(t *testing.T) {
 
 func TestText(t *testing.T) {
 	sep := `(:|: |=| )`
-	_, flags := get(t, FlagzHandler("winproxy-agent", testFlags), http.MethodGet)
+	flagzPage := FlagzHandler("winproxy-agent", testFlags)
+	_, flags := get(t, flagzPage, http.MethodGet)
+	// Its separator is picked once: the flags do not change while the process runs.
+	for range 10 {
+		if _, again := get(t, flagzPage, http.MethodGet); again != flags {
+			t.Fatalf("/flagz changed between answers:\n%q\n%q", flags, again)
+		}
+	}
 	want := regexp.MustCompile(`^\nwinproxy-agent flagz\nWarning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only.\n` +
 		`hostname-override` + sep + `win-1\nmetrics-bind-address` + sep + `127.0.0.1:10249\nv` + sep + `2\n$`)
 	if !want.MatchString(flags) {
