@@ -215,8 +215,8 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 				// The Services and EndpointSlices kube-proxy skips, filtered by the apiserver as
 				// kube-proxy does: those another proxy implements, headless ones (DNS serves them).
 				// Every other one of the cluster is cached, and every Node, with only what the
-				// agent reads of them (slim.go); the slices in the engine's form, which the
-				// manager's client cannot Get or List (cachedSlice).
+				// agent reads of them (slim.go); the Services and slices in the engine's form, which
+				// the manager's client cannot Get or List (cachedService, cachedSlice).
 				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields, Transform: slimService},
 				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels, Transform: (&sliceSlimmer{}).transform},
 				&corev1.Node{}:               {Transform: slimNode, UnsafeDisableDeepCopy: ptr.To(true)},
@@ -282,9 +282,9 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		relevant func(old, new any) bool
 	}{
 		{&corev1.Service{},
-			func(c *engine.Incremental, o metav1.Object) { c.SetService(o.(*corev1.Service)) },
+			func(c *engine.Incremental, o metav1.Object) { c.SetServiceForm(o.(*cachedService).svc) },
 			func(c *engine.Incremental, o metav1.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
-		// The informer stores slices in the engine's form (cachedSlice).
+		// The informer stores Services and slices in the engine's form (cachedService, cachedSlice).
 		{&discoveryv1.EndpointSlice{},
 			func(c *engine.Incremental, o metav1.Object) { c.SetSlice(o.(*cachedSlice).slice) },
 			func(c *engine.Incremental, o metav1.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},

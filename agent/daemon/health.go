@@ -124,7 +124,7 @@ func (t *changeTracker) observe(o metav1.Object, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch obj := o.(type) {
-	case *corev1.Service:
+	case *cachedService:
 		t.services++
 		t.m.ServiceChangesTotal.Inc()
 		t.m.ServiceChangesPending.Set(float64(t.services))

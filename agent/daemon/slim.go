@@ -55,25 +55,35 @@ func internalIPs(addrs []corev1.NodeAddress) []corev1.NodeAddress {
 	return out
 }
 
-// serviceAnnotations are the Service annotations the engine reads.
-var serviceAnnotations = []string{engine.AnnotationPreserveDestination, engine.AnnotationWinProxyOptimization}
+// cachedService is what the agent's informer stores of a Service: the metadata the informer keys
+// and versions it by, and the engine's form of it (engine.Service, a quarter of the API's size, its
+// addresses parsed once). Like cachedSlice it is a runtime.Object but not a Service: nothing in the
+// agent Gets or Lists Services from the cache.
+type cachedService struct {
+	metav1.ObjectMeta
+	svc *engine.Service
+}
 
-// slimService keeps of a Service its spec without the pod selector, its load-balancer ingress and
-// the annotations the engine reads.
+// GetObjectKind says nothing of the kind: a cachedService is never encoded.
+func (c *cachedService) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies c and everything it points to.
+func (c *cachedService) DeepCopyObject() runtime.Object {
+	out := &cachedService{svc: c.svc.DeepCopy()}
+	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
+	return out
+}
+
+// slimService turns the Services the informer receives into cachedServices.
 func slimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Service{
-		TypeMeta: svc.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID, ResourceVersion: svc.ResourceVersion,
-			Annotations: only(svc.Annotations, serviceAnnotations...)},
-		Spec:   svc.Spec,
-		Status: corev1.ServiceStatus{LoadBalancer: svc.Status.LoadBalancer},
-	}
-	out.Spec.Selector = nil
-	return out, nil
+	return &cachedService{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID, ResourceVersion: svc.ResourceVersion},
+		svc:        engine.ServiceOf(svc),
+	}, nil
 }
 
 // cachedSlice is what the agent's informer stores of an EndpointSlice: the metadata the informer

@@ -56,9 +56,14 @@ func TestSlimObjects(t *testing.T) {
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "20.0.0.1"}}},
 			Conditions: []metav1.Condition{{Type: "LoadBalancerReady"}}},
 	}
-	wantSvc := svc.DeepCopy()
-	wantSvc.Annotations = map[string]string{engine.AnnotationWinProxyOptimization: "disabled"}
-	wantSvc.Labels, wantSvc.Spec.Selector, wantSvc.Status.Conditions = nil, nil, nil
+	wantSvc := &cachedService{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u2", ResourceVersion: "8"},
+		svc: &engine.Service{Namespace: "ns", Name: "web", Proxied: true, LoadBalancer: true, ExternalTrafficLocal: true,
+			InternalTrafficLocal: true, ClientIPAffinity: true, Recreate: true, HealthCheckNodePort: 30100,
+			ClusterIPs: [2]netip.Addr{netip.MustParseAddr("10.96.0.10")}, ExternalIPs: []netip.Addr{netip.MustParseAddr("50.0.0.1")},
+			Ingress: []netip.Addr{netip.MustParseAddr("20.0.0.1")},
+			Ports:   []engine.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, NodePort: 30080, TargetPort: 8080}}},
+	}
 	nodeName, zone, ready, serving := "win-1", "z1", true, false
 	port, proto, portName := int32(8080), corev1.ProtocolTCP, "http"
 	slice := &discoveryv1.EndpointSlice{
@@ -96,7 +101,7 @@ func TestSlimObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}, cachedService{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 				t.Errorf("slim %s (-want +got):\n%s", tc.name, diff)
 			}
 		})
@@ -147,5 +152,38 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 		return &discoveryv1.EndpointSliceList{Items: []discoveryv1.EndpointSlice{*es.DeepCopy()}}, nil
 	}
 	consistencydetector.CheckDataConsistency(context.Background(), "endpointslices", "9", list, slimmer.transform, metav1.ListOptions{},
+		func() []any { return []any{stored} })
+}
+
+// So is what it stores of a Service.
+func TestCachedServiceIsAnObject(t *testing.T) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u2", ResourceVersion: "8"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", ExternalIPs: []string{"50.0.0.1"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "20.0.0.1"}}}},
+	}
+	stored, err := slimService(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, ok := stored.(runtime.Object)
+	if !ok {
+		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
+	}
+	cp := obj.DeepCopyObject().(*cachedService)
+	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedService{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
+	}
+	cp.svc.Ports[0].Port, cp.svc.ExternalIPs[0], cp.svc.Ingress[0], cp.Name = 1, netip.Addr{}, netip.Addr{}, "other"
+	orig := stored.(*cachedService)
+	if orig.svc.Ports[0].Port != 80 || !orig.svc.ExternalIPs[0].IsValid() || !orig.svc.Ingress[0].IsValid() || orig.Name != "web" {
+		t.Errorf("the copy shares memory with the original: %+v", orig.svc)
+	}
+
+	list := func(context.Context, metav1.ListOptions) (*corev1.ServiceList, error) {
+		return &corev1.ServiceList{Items: []corev1.Service{*svc.DeepCopy()}}, nil
+	}
+	consistencydetector.CheckDataConsistency(context.Background(), "services", "8", list, slimService, metav1.ListOptions{},
 		func() []any { return []any{stored} })
 }

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -55,9 +54,7 @@ func (s *serviceComputer) selectBackends(p *portPlan, eps []*Slice) {
 	inTopo, topology := s.inTopology[:0], mode != topologyNone
 	f := readinessFor(p, s.endpoints)
 	b := backendSelection{availableForLB: !f.allTerminating && !f.allNonServing}
-	if p.port.TargetPort.Type == intstr.Int {
-		b.targetPort = uint16(p.port.TargetPort.IntVal)
-	}
+	b.targetPort = p.port.TargetPort
 	if n := f.count(s.endpoints); n > 0 {
 		b.all = make([]Backend, 0, n)
 	}
@@ -346,16 +343,12 @@ func (c *nodeContext) sourceVIPFor(fam v1alpha1.IPFamily, containsNodeOrPublic b
 // both not, the last one wins resp. the first stays). The same IP on two
 // ports stays two endpoints. The result is sorted by IP and port, so it
 // does not depend on slice order.
-func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp corev1.ServicePort, nodeName string) []endpoint {
-	proto := sp.Protocol
-	if proto == "" {
-		proto = corev1.ProtocolTCP
-	}
+func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp ServicePort, nodeName string) []endpoint {
 	for _, s := range eps {
 		if s.Family != fam {
 			continue
 		}
-		port := slicePort(s, sp.Name, proto)
+		port := slicePort(s, sp.Name, sp.Protocol)
 		if port == nil {
 			continue
 		}

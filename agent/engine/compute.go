@@ -18,7 +18,7 @@ func Compute(in Input) *Desired {
 	ni := newNodeInputs(in.NodeName, &in.Config, in.Node, &in.HNS)
 	ni.nodeCIDRs = nodeCIDRsOf(in.Nodes, in.NodeName)
 	ctx := newNodeContext(ni, &in.Config, &in.HNS, nil)
-	services := latest(in.Services)
+	services := servicesOf(latest(in.Services))
 	bySvc := slicesByService(latest(in.EndpointSlices))
 	sc := newServiceComputer(ctx, false)
 	m := newMerge(estimateSizes(services, bySvc, len(ctx.families)))
@@ -48,9 +48,9 @@ func Compute(in Input) *Desired {
 // balancer per service port and family, a remote endpoint per endpoint and
 // a service VIP per service and family (an overestimate where services
 // share endpoints or have none).
-func estimateSizes(services []keyed[*corev1.Service], slices []keyed[*Slice], families int) (lbs, remotes int) {
+func estimateSizes(services []keyed[*Service], slices []keyed[*Slice], families int) (lbs, remotes int) {
 	for _, svc := range services {
-		lbs += len(svc.obj.Spec.Ports) * families
+		lbs += len(svc.obj.Ports) * families
 		remotes += families
 	}
 	for _, s := range slices {
@@ -98,6 +98,15 @@ func latest[T namespaced](in []T) []keyed[T] {
 			continue // a later one replaces it
 		}
 		out = append(out, o.keyed)
+	}
+	return out
+}
+
+// servicesOf reads the services into the engine's form.
+func servicesOf(in []keyed[*corev1.Service]) []keyed[*Service] {
+	out := make([]keyed[*Service], len(in))
+	for i, svc := range in {
+		out[i] = keyed[*Service]{svc.key, ServiceOf(svc.obj)}
 	}
 	return out
 }

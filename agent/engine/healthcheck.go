@@ -3,8 +3,6 @@ package engine
 import (
 	"net/netip"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -33,7 +31,7 @@ func (c *Incremental) ServiceHealthChecks() map[string]ServiceHealthCheck {
 	for k := range c.healthChecked {
 		svc := c.services[k]
 		out[k] = ServiceHealthCheck{
-			Port:           uint16(svc.Spec.HealthCheckNodePort),
+			Port:           uint16(svc.HealthCheckNodePort),
 			LocalEndpoints: localReadyEndpoints(c.slices[k], family, c.nodeName()),
 		}
 	}
@@ -49,10 +47,9 @@ func (c *Incremental) nodeName() string {
 
 // needsHealthCheck follows the API's rule (k8s.io/kubernetes pkg/api/v1/service NeedsHealthCheck):
 // only LoadBalancer Services with externalTrafficPolicy: Local get a healthCheckNodePort.
-func needsHealthCheck(svc *corev1.Service) bool {
-	return proxied(svc) && svc.Spec.Type == corev1.ServiceTypeLoadBalancer &&
-		svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal &&
-		svc.Spec.HealthCheckNodePort > 0 && svc.Spec.HealthCheckNodePort <= 65535
+func needsHealthCheck(svc *Service) bool {
+	return svc.Proxied && svc.LoadBalancer && svc.ExternalTrafficLocal &&
+		svc.HealthCheckNodePort > 0 && svc.HealthCheckNodePort <= 65535
 }
 
 func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, nodeName string) int {

@@ -24,7 +24,7 @@ import (
 // by one key.
 type Incremental struct {
 	ctx      *nodeContext
-	services map[string]*corev1.Service
+	services map[string]*Service
 	// slices are each service's slices, sorted by name.
 	slices   map[string][]*Slice
 	sliceSvc map[string]string // namespace/slice -> service
@@ -203,7 +203,7 @@ func (c *Incremental) setAddr(ip netip.Addr, was, u addrUse) {
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
 	c := &Incremental{
-		services:      map[string]*corev1.Service{},
+		services:      map[string]*Service{},
 		slices:        map[string][]*Slice{},
 		sliceSvc:      map[string]string{},
 		dirty:         map[string]struct{}{},
@@ -307,7 +307,11 @@ func (c *Incremental) markIP(ip netip.Addr) {
 }
 
 // SetService adds or replaces a service.
-func (c *Incremental) SetService(svc *corev1.Service) {
+func (c *Incremental) SetService(svc *corev1.Service) { c.SetServiceForm(ServiceOf(svc)) }
+
+// SetServiceForm adds or replaces a service in the engine's form; the engine keeps it and reads it
+// at later syncs, so the caller must not change it.
+func (c *Incremental) SetServiceForm(svc *Service) {
 	k := svc.Namespace + "/" + svc.Name
 	c.services[k] = svc
 	c.dirty[k] = struct{}{}

@@ -3,8 +3,6 @@ package engine
 import (
 	"net/netip"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -71,7 +69,7 @@ var lbKinds = [...]lbKind{
 // backends selected for it.
 type portPlan struct {
 	family    v1alpha1.IPFamily
-	port      corev1.ServicePort
+	port      ServicePort
 	protocol  uint32
 	clusterIP [1]netip.Addr
 	// noVIP is the NodePort LB's frontend: every host address.

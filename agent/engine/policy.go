@@ -2,7 +2,6 @@ package engine
 
 import (
 	"net/netip"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -44,30 +43,29 @@ type servicePolicy struct {
 
 // readPolicy reads the service's policy, and reports what this node cannot
 // do as asked.
-func (s *serviceComputer) readPolicy(svc *corev1.Service) servicePolicy {
+func (s *serviceComputer) readPolicy(svc *Service) servicePolicy {
 	c := s.c
-	etpLocal := svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 	p := servicePolicy{
-		internalLocal:       svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal,
-		localTrafficDSR:     etpLocal && c.caps.DSR,
-		preserveDestination: svc.Annotations[AnnotationPreserveDestination] == "true" && c.caps.DSR,
+		internalLocal:       svc.InternalTrafficLocal,
+		localTrafficDSR:     svc.ExternalTrafficLocal && c.caps.DSR,
+		preserveDestination: svc.PreserveDestination && c.caps.DSR,
 		clusterIPDSR:        c.dsrActive,
 		distribution:        hns.DistributionNone,
-		recreate:            strings.EqualFold(svc.Annotations[AnnotationWinProxyOptimization], "disabled"),
+		recreate:            svc.Recreate,
 		healthPort:          c.healthPort,
 	}
-	if etpLocal && !c.caps.DSR {
+	if svc.ExternalTrafficLocal && !c.caps.DSR {
 		s.report(v1alpha1.ReasonExternalTrafficPolicyLocalNotHonoured, "externalTrafficPolicy: Local needs HNS DSR support, which this host lacks; external load balancers use every backend")
 	}
-	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
+	if svc.ClientIPAffinity {
 		if c.caps.SessionAffinity {
 			p.distribution = hns.DistributionSourceIP
 		} else {
 			s.report(v1alpha1.ReasonSessionAffinityUnsupported, "sessionAffinity: ClientIP needs HNS 12.0 (Windows Server 2022); connections are spread without affinity")
 		}
 	}
-	if svc.Spec.HealthCheckNodePort != 0 {
-		p.healthPort = uint16(svc.Spec.HealthCheckNodePort)
+	if svc.HealthCheckNodePort != 0 {
+		p.healthPort = uint16(svc.HealthCheckNodePort)
 	}
 	return p
 }
@@ -87,33 +85,12 @@ func localTrafficOrPreserveDestination(p *servicePolicy) bool {
 	return p.localTrafficDSR || p.preserveDestination
 }
 
-// proxied reports whether winkernel programs the service at all: not
-// ExternalName, not headless.
-func proxied(svc *corev1.Service) bool {
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return false
-	}
-	return svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone
-}
-
-func clusterIPOf(svc *corev1.Service, fam v1alpha1.IPFamily) (netip.Addr, bool) {
-	ips := svc.Spec.ClusterIPs
-	if len(ips) == 0 {
-		ips = []string{svc.Spec.ClusterIP}
-	}
-	for _, s := range ips {
-		if ip, err := netip.ParseAddr(s); err == nil && familyOf(ip) == fam {
-			return ip.Unmap(), true
-		}
-	}
-	return netip.Addr{}, false
-}
-
-func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {
+// addrsOf are the addresses of the family among ips.
+func addrsOf(ips []netip.Addr, fam v1alpha1.IPFamily) []netip.Addr {
 	var out []netip.Addr
-	for _, s := range ss {
-		if ip, err := netip.ParseAddr(s); err == nil && familyOf(ip) == fam {
-			out = append(out, ip.Unmap())
+	for _, ip := range ips {
+		if familyOf(ip) == fam {
+			out = append(out, ip)
 		}
 	}
 	return out
@@ -125,19 +102,17 @@ func addrsOf(ss []string, fam v1alpha1.IPFamily) []netip.Addr {
 // fe80::1: the apiserver accepts any IP in services/status) is no
 // frontend: it is skipped and reported, where winkernel programs it
 // (docs/design/dataplane.md#load-balancers).
-func (s *serviceComputer) ingressIPs(svc *corev1.Service, fam v1alpha1.IPFamily) []netip.Addr {
+func (s *serviceComputer) ingressIPs(svc *Service, fam v1alpha1.IPFamily) []netip.Addr {
 	var out []netip.Addr
-	for _, ing := range svc.Status.LoadBalancer.Ingress {
-		if ing.IPMode != nil && *ing.IPMode != corev1.LoadBalancerIPModeVIP {
+	for _, ip := range svc.Ingress {
+		if familyOf(ip) != fam {
 			continue
 		}
-		for _, ip := range addrsOf([]string{ing.IP}, fam) {
-			if !ip.IsGlobalUnicast() {
-				s.report(v1alpha1.ReasonIngressIPUnusable, "load-balancer ingress IP %s is not a unicast address (unspecified, loopback, multicast, link-local or broadcast); no load balancer is programmed for it", ip)
-				continue
-			}
-			out = append(out, ip)
+		if !ip.IsGlobalUnicast() {
+			s.report(v1alpha1.ReasonIngressIPUnusable, "load-balancer ingress IP %s is not a unicast address (unspecified, loopback, multicast, link-local or broadcast); no load balancer is programmed for it", ip)
+			continue
 		}
+		out = append(out, ip)
 	}
 	return out
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // svcResult is one service's contribution to Desired. The one compute
@@ -64,9 +62,9 @@ func newServiceComputer(c *nodeContext, trackIPs bool) *serviceComputer {
 // node context, the service (named "namespace/name") and its EndpointSlices
 // (sorted by name). For each family and port it selects the backends and
 // programs the table of LB kinds (lbKinds).
-func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*Slice) svcResult {
+func (s *serviceComputer) compute(name string, svc *Service, eps []*Slice) svcResult {
 	c := s.c
-	if !c.programmable || !proxied(svc) {
+	if !c.programmable || !svc.Proxied {
 		return svcResult{}
 	}
 	s.name, s.lbs = name, nil
@@ -75,17 +73,17 @@ func (s *serviceComputer) compute(name string, svc *corev1.Service, eps []*Slice
 	s.policy = s.readPolicy(svc)
 	p := &s.plan
 	for _, fam := range c.families {
-		clusterIP, ok := clusterIPOf(svc, fam)
+		clusterIP, ok := svc.clusterIP(fam)
 		if !ok {
 			continue
 		}
 		*p = portPlan{family: fam, clusterIP: [1]netip.Addr{clusterIP}, ingress: s.ingressIPs(svc, fam),
 			root: c.rootBackends[familyIndex(fam)], policy: &s.policy}
 		if c.externalIPs {
-			p.externalIPs = addrsOf(svc.Spec.ExternalIPs, fam)
+			p.externalIPs = addrsOf(svc.ExternalIPs, fam)
 		}
 		s.serviceVIPEndpoint(p)
-		for _, sp := range svc.Spec.Ports {
+		for _, sp := range svc.Ports {
 			p.port, p.protocol = sp, protocolNumber(sp.Protocol)
 			s.programPort(p, eps)
 		}
