@@ -60,7 +60,7 @@ func internalIPs(addrs []corev1.NodeAddress) []corev1.NodeAddress {
 // addresses parsed once). Like cachedSlice it is a runtime.Object but not a Service: nothing in the
 // agent Gets or Lists Services from the cache.
 type cachedService struct {
-	metav1.ObjectMeta
+	cacheMeta
 	svc *engine.Service
 }
 
@@ -69,9 +69,7 @@ func (c *cachedService) GetObjectKind() schema.ObjectKind { return schema.EmptyO
 
 // DeepCopyObject copies c and everything it points to.
 func (c *cachedService) DeepCopyObject() runtime.Object {
-	out := &cachedService{svc: c.svc.DeepCopy()}
-	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
-	return out
+	return &cachedService{cacheMeta: c.cacheMeta, svc: c.svc.DeepCopy()}
 }
 
 // slimService turns the Services the informer receives into cachedServices.
@@ -80,10 +78,7 @@ func slimService(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	return &cachedService{
-		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID, ResourceVersion: svc.ResourceVersion},
-		svc:        engine.ServiceOf(svc),
-	}, nil
+	return &cachedService{cacheMeta: metaOf(svc), svc: engine.ServiceOf(svc)}, nil
 }
 
 // cachedSlice is what the agent's informer stores of an EndpointSlice: the metadata the informer
@@ -93,7 +88,7 @@ func slimService(obj any) (any, error) {
 // detector, KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), but not an EndpointSlice: the manager's
 // client cannot Get or List EndpointSlices from the cache, which nothing in the agent does.
 type cachedSlice struct {
-	metav1.ObjectMeta
+	cacheMeta
 	slice *engine.Slice
 	// trigger is the endpoints.kubernetes.io/last-change-trigger-time, zero when unset or malformed.
 	trigger time.Time
@@ -104,9 +99,7 @@ func (c *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObj
 
 // DeepCopyObject copies c and everything it points to.
 func (c *cachedSlice) DeepCopyObject() runtime.Object {
-	out := &cachedSlice{slice: c.slice.DeepCopy(), trigger: c.trigger}
-	c.DeepCopyInto(&out.ObjectMeta) // ObjectMeta's
-	return out
+	return &cachedSlice{cacheMeta: c.cacheMeta, slice: c.slice.DeepCopy(), trigger: c.trigger}
 }
 
 // sliceSlimmer turns the EndpointSlices the informer receives into cachedSlices. The node names
@@ -123,8 +116,8 @@ func (s *sliceSlimmer) transform(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &cachedSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: es.Name, Namespace: es.Namespace, UID: es.UID, ResourceVersion: es.ResourceVersion},
-		slice:      engine.SliceOf(es),
+		cacheMeta: metaOf(es),
+		slice:     engine.SliceOf(es),
 	}
 	if ts, err := time.Parse(time.RFC3339Nano, es.Annotations[corev1.EndpointsLastChangeTriggerTime]); err == nil {
 		out.trigger = ts

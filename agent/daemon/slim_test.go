@@ -57,7 +57,7 @@ func TestSlimObjects(t *testing.T) {
 			Conditions: []metav1.Condition{{Type: "LoadBalancerReady"}}},
 	}
 	wantSvc := &cachedService{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u2", ResourceVersion: "8"},
+		cacheMeta: cacheMeta{name: "web", namespace: "ns", uid: "u2", resourceVersion: "8"},
 		svc: &engine.Service{Namespace: "ns", Name: "web", Proxied: true, LoadBalancer: true, ExternalTrafficLocal: true,
 			InternalTrafficLocal: true, ClientIPAffinity: true, Recreate: true, HealthCheckNodePort: 30100,
 			ClusterIPs: [2]netip.Addr{netip.MustParseAddr("10.96.0.10")}, ExternalIPs: []netip.Addr{netip.MustParseAddr("50.0.0.1")},
@@ -78,7 +78,7 @@ func TestSlimObjects(t *testing.T) {
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web-abc", UID: "u4"}}},
 	}
 	wantSlice := &cachedSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "ns", UID: "u3", ResourceVersion: "9"},
+		cacheMeta: cacheMeta{name: "web-x", namespace: "ns", uid: "u3", resourceVersion: "9"},
 		slice: &engine.Slice{Namespace: "ns", Name: "web-x", Service: "web", Family: v1alpha1.IPv4, Ports: slice.Ports,
 			Endpoints: []engine.SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: "win-1", Hints: slice.Endpoints[0].Hints,
 				Ready: true, Serving: false}}},
@@ -101,7 +101,7 @@ func TestSlimObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}, cachedService{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 				t.Errorf("slim %s (-want +got):\n%s", tc.name, diff)
 			}
 		})
@@ -139,12 +139,13 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
 	}
 	cp := obj.DeepCopyObject().(*cachedSlice)
-	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedSlice{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedSlice{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
 	}
-	*cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name, cp.Name = 1, "z2", "other"
+	*cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name = 1, "z2"
+	cp.SetName("other")
 	orig := stored.(*cachedSlice)
-	if *orig.slice.Ports[0].Port != 8080 || orig.slice.Endpoints[0].Hints.ForZones[0].Name != "z1" || orig.Name != "web-x" {
+	if *orig.slice.Ports[0].Port != 8080 || orig.slice.Endpoints[0].Hints.ForZones[0].Name != "z1" || orig.GetName() != "web-x" {
 		t.Errorf("the copy shares memory with the original: %+v", orig.slice)
 	}
 
@@ -172,12 +173,13 @@ func TestCachedServiceIsAnObject(t *testing.T) {
 		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
 	}
 	cp := obj.DeepCopyObject().(*cachedService)
-	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedService{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
 	}
-	cp.svc.Ports[0].Port, cp.svc.ExternalIPs[0], cp.svc.Ingress[0], cp.Name = 1, netip.Addr{}, netip.Addr{}, "other"
+	cp.svc.Ports[0].Port, cp.svc.ExternalIPs[0], cp.svc.Ingress[0] = 1, netip.Addr{}, netip.Addr{}
+	cp.SetName("other")
 	orig := stored.(*cachedService)
-	if orig.svc.Ports[0].Port != 80 || !orig.svc.ExternalIPs[0].IsValid() || !orig.svc.Ingress[0].IsValid() || orig.Name != "web" {
+	if orig.svc.Ports[0].Port != 80 || !orig.svc.ExternalIPs[0].IsValid() || !orig.svc.Ingress[0].IsValid() || orig.GetName() != "web" {
 		t.Errorf("the copy shares memory with the original: %+v", orig.svc)
 	}
 
