@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -283,7 +284,7 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 	}{
 		{&corev1.Service{},
 			func(c *engine.Incremental, o metav1.Object) { c.SetServiceForm(o.(*cachedService).svc) },
-			func(c *engine.Incremental, o metav1.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o metav1.Object) { c.DeleteService(o.GetNamespace(), o.GetName()) }, serviceChanged},
 		// The informer stores Services and slices in the engine's form (cachedService, cachedSlice).
 		{&discoveryv1.EndpointSlice{},
 			func(c *engine.Incremental, o metav1.Object) { c.SetSlice(o.(*cachedSlice).slice) },
@@ -308,6 +309,8 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 			UpdateFunc: func(old, o any) {
 				if relevant == nil || relevant(old, o) {
 					a.changed(o, set, false)
+				} else {
+					a.changes.unchanged(o)
 				}
 			},
 			DeleteFunc: func(o any) {
@@ -325,6 +328,15 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		}
 	}
 	return nil
+}
+
+// serviceChanged passes the Service updates that change what the engine reads: a new status
+// condition, label or selector, or any annotation but the two winkernel reads, needs no sync.
+// kube-proxy drops them too (pkg/proxy/servicechangetracker.go compares the ports it derives).
+func serviceChanged(old, new any) bool {
+	o, ok1 := old.(*cachedService)
+	n, ok2 := new.(*cachedService)
+	return !ok1 || !ok2 || !reflect.DeepEqual(o.svc, n.svc)
 }
 
 // nodeChanged ignores node heartbeats: only addresses, pod CIDRs and labels feed the engine

@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -21,6 +23,49 @@ func TestNodeChangedIgnoresHeartbeats(t *testing.T) {
 	moved.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "172.20.0.99"}}
 	if !nodeChanged(old, moved) {
 		t.Error("a new node IP did not trigger a sync")
+	}
+}
+
+// A Service update syncs only when it changes what the engine reads of the Service, as
+// kube-proxy's service change tracker decides.
+func TestServiceChanged(t *testing.T) {
+	base := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "1", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	for _, tc := range []struct {
+		name   string
+		update func(*corev1.Service)
+		// sync says whether the update must trigger one.
+		sync bool
+	}{
+		{"only the resource version", func(*corev1.Service) {}, false},
+		{"a label", func(s *corev1.Service) { s.Labels["tier"] = "front" }, false},
+		{"the selector", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "web2"} }, false},
+		{"an annotation winkernel does not read", func(s *corev1.Service) { s.Annotations = map[string]string{"team": "x"} }, false},
+		{"a status condition", func(s *corev1.Service) { s.Status.Conditions = []metav1.Condition{{Type: "Ready"}} }, false},
+		{"a port", func(s *corev1.Service) { s.Spec.Ports[0].Port = 81 }, true},
+		{"the target port", func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(8081) }, true},
+		{"an external IP", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"192.0.2.1"} }, true},
+		{"an ingress IP", func(s *corev1.Service) {
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+		}, true},
+		{"the preserve-destination annotation", func(s *corev1.Service) {
+			s.Annotations = map[string]string{engine.AnnotationPreserveDestination: "true"}
+		}, true},
+		{"session affinity", func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := base.DeepCopy()
+			now.ResourceVersion = "2"
+			tc.update(now)
+			old, _ := slimService(base)
+			updated, _ := slimService(now)
+			if got := serviceChanged(old, updated); got != tc.sync {
+				t.Errorf("serviceChanged = %v, want %v", got, tc.sync)
+			}
+		})
 	}
 }
 

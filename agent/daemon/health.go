@@ -147,6 +147,14 @@ func (t *changeTracker) observe(o metav1.Object, deleted bool) {
 	}
 }
 
+// unchanged records an update that changed nothing the agent reads: kube-proxy counts it among
+// the Service changes, but not as pending.
+func (t *changeTracker) unchanged(o any) {
+	if _, ok := o.(*cachedService); ok {
+		t.m.ServiceChangesTotal.Inc()
+	}
+}
+
 // drained is called when the queued changes reached the engine: they are no longer pending.
 func (t *changeTracker) drained() {
 	t.mu.Lock()

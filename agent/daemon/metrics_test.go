@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -84,4 +85,25 @@ func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
 		t.Fatal(err)
 	}
 	return pb.GetGauge().GetValue()
+}
+
+// Every Service update counts among kube-proxy's Service changes; only one that changes what the
+// agent reads is pending a sync.
+func TestServiceChangesCountAsKubeProxyCountsThem(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	tr := newChangeTracker(time.Unix(0, 0), m.KubeProxy)
+	svc := &cachedService{cacheMeta: cacheMeta{namespace: "ns", name: "web"}, svc: &engine.Service{Namespace: "ns", Name: "web"}}
+	tr.observe(svc, false)
+	tr.unchanged(svc)
+	tr.unchanged(&cachedSlice{}) // a slice update is never dropped as unchanged: not counted here
+	if got := counterValue(t, m.KubeProxy.ServiceChangesTotal); got != 2 {
+		t.Errorf("service changes total = %v, want 2", got)
+	}
+	var pb dto.Metric
+	if err := m.KubeProxy.ServiceChangesPending.Write(&pb); err != nil {
+		t.Fatal(err)
+	}
+	if got := pb.GetGauge().GetValue(); got != 1 {
+		t.Errorf("service changes pending = %v, want 1", got)
+	}
 }
