@@ -33,10 +33,18 @@ func (a *Applier) ApplyChanges(ctx context.Context, d *engine.Desired, ch engine
 	}
 	o := &Observation{Version: *a.version}
 	o.View = engine.HNSView{Found: true, Network: network, Capabilities: hns.CapabilitiesFor(*a.version)}
-	// The model's map of the local addresses, not one made again: a
-	// source-VIP endpoint this sync creates goes into both alike.
-	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: &index{local: localIPs, remoteByIP: map[netip.Addr]int{},
-		listedLB: map[hns.ID]hns.LoadBalancer{}, claimed: map[hns.ID]bool{}}, strict: true}
+	// The full syncs' index, emptied after each: made anew, its maps cost a kilobyte an event
+	// (a listed load balancer is 150 bytes). Its map of the local addresses is the model's, not
+	// one made again (a source-VIP endpoint this sync creates goes into both alike), and is put
+	// back before the reset, which would empty the model's.
+	ix := a.index
+	own := ix.local
+	ix.local = localIPs
+	defer func() {
+		ix.local = own
+		ix.reset()
+	}()
+	s := &syncState{a: a, ctx: ctx, o: o, d: d, r: &r, index: ix, strict: true}
 	err := s.runChanges(ch)
 	switch {
 	case errors.Is(err, errNotDelta):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -798,5 +799,31 @@ func TestModifyAfterARecreate(t *testing.T) {
 			}
 			h.converged("after the changes")
 		})
+	}
+}
+
+// ApplyChanges works on the full syncs' index, which is emptied after every sync, and lends it
+// the model's map of the local addresses: the map must come out of it whole, or the next event
+// would not know the node's own endpoints.
+func TestApplyChangesKeepsTheModelsLocalAddresses(t *testing.T) {
+	h := newDeltaHost(t, sim.WS2025, true)
+	if _, err := h.sim.AddLocalEndpoint(netName, "cbr0", ip("192.168.1.1")); err != nil {
+		t.Fatal(err)
+	}
+	workload(h.host)
+	h.feedAll()
+	h.settle()
+	_, _, _, local, _ := h.app.model.localView()
+	want := maps.Clone(local)
+	if len(want) == 0 {
+		t.Fatal("the model knows no local address")
+	}
+	h.endpoints("svc2", "192.168.2.3@node-2", "192.168.2.9@node-2")
+	h.feed("svc2")
+	if _, done, err := h.event(); err != nil || !done {
+		t.Fatalf("event sync: done by ApplyChanges %v, %v", done, err)
+	}
+	if _, _, _, got, _ := h.app.model.localView(); !maps.Equal(got, want) {
+		t.Errorf("the model's local addresses after an event: %v, want %v", got, want)
 	}
 }

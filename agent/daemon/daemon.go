@@ -132,6 +132,14 @@ type agent struct {
 	syncer apply.Sync
 	// memory returns what a sync that allocated a collection cycle's worth freed.
 	memory memoryReturner
+	// reads are what a sync reads its WindowsProxyNode and Node into: the cache hands out a copy
+	// of its object's fields (UnsafeDisableDeepCopy), and into new objects that was 2 KB an event.
+	// Nothing of a sync keeps them: the engine copies what it reads of the Node, a status write
+	// patches a deep copy, Events take a reference.
+	reads struct {
+		wpn  v1alpha1.WindowsProxyNode
+		node corev1.Node
+	}
 }
 
 // Run runs the agent until ctx is done. HNS is left as it is on return.
@@ -421,7 +429,7 @@ func (a *agent) sync(ctx context.Context) error {
 	// the apiserver and must not hold up the next sync (a drift repair) when the apiserver is slow.
 	apiCtx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	wpn := &v1alpha1.WindowsProxyNode{}
+	wpn := &a.reads.wpn
 	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, wpn); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The engine cache holds one copy of each object; the queue holds every change.
@@ -443,7 +451,7 @@ func (a *agent) sync(ctx context.Context) error {
 	// kube-proxy's health timeout: two sync periods.
 	a.health.proxy.SetTimeout(2 * period)
 
-	node := &corev1.Node{}
+	node := &a.reads.node
 	if err := a.client.Get(apiCtx, client.ObjectKey{Name: a.opts.NodeName}, node); err != nil {
 		return fmt.Errorf("reading this node: %w", err)
 	}
