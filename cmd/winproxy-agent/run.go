@@ -24,6 +24,14 @@ import (
 // at 10k Services (BenchmarkAgent, docs/performance.md) RSS went from 340 to 243 MiB.
 const gcPercent = 25
 
+// maxProcs is how many threads run the agent's Go code at once unless GOMAXPROCS is set. Its work
+// is one sync at a time, and each is a chain of hand-offs (the watch, the informer, the sync loop,
+// then one HNS call after another, each answered by another process); with more threads, Go's
+// scheduler wakes an idle one at every hand-off to look for work, and it spins before it sleeps
+// again. At 10k Services (BenchmarkAgent, docs/performance.md) one thread took a start's first sync
+// from 19 to 12 s of CPU (and 28 to 21 s of wall time) and an event's from 2.0 to 1.7 ms.
+const maxProcs = 1
+
 func newRunCommand() *cobra.Command {
 	var (
 		hf          hnsFlags
@@ -48,6 +56,7 @@ service.kubernetes.io/service-proxy-name).`,
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cli.DefaultGCPercent(gcPercent)
+		cli.DefaultMaxProcs(maxProcs)
 		opts.Debug.Flags = cli.FlagValues(cmd.Flags(), cmd.InheritedFlags())
 		cli.LogStartup(ctrl.Log.WithName("setup"), "winproxy-agent", opts.Debug.Flags)
 		cli.RegisterClientMetrics()

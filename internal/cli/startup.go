@@ -45,6 +45,14 @@ func DefaultGCPercent(percent int) {
 	}
 }
 
+// DefaultMaxProcs sets how many threads run Go code at once (Go's GOMAXPROCS) to n, unless the
+// environment sets GOMAXPROCS, which then wins as it does for any Go program.
+func DefaultMaxProcs(n int) {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
 // gcPercent is the garbage collector's target in effect, whoever set it.
 func gcPercent() int64 {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
