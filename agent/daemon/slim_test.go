@@ -130,18 +130,8 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 			Hints: &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}}}},
 	}
 	slimmer := &sliceSlimmer{}
-	stored, err := slimmer.transform(es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, ok := stored.(runtime.Object)
-	if !ok {
-		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
-	}
-	cp := obj.DeepCopyObject().(*cachedSlice)
-	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedSlice{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
-		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
-	}
+	stored, copied := storedAndCopied(t, slimmer.transform, es)
+	cp := copied.(*cachedSlice)
 	*cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name = 1, "z2"
 	cp.SetName("other")
 	orig := stored.(*cachedSlice)
@@ -164,18 +154,8 @@ func TestCachedServiceIsAnObject(t *testing.T) {
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "20.0.0.1"}}}},
 	}
-	stored, err := slimService(svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, ok := stored.(runtime.Object)
-	if !ok {
-		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
-	}
-	cp := obj.DeepCopyObject().(*cachedService)
-	if diff := cmp.Diff(stored, cp, cmp.AllowUnexported(cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
-		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
-	}
+	stored, copied := storedAndCopied(t, slimService, svc)
+	cp := copied.(*cachedService)
 	cp.svc.Ports[0].Port, cp.svc.ExternalIPs[0], cp.svc.Ingress[0] = 1, netip.Addr{}, netip.Addr{}
 	cp.SetName("other")
 	orig := stored.(*cachedService)
@@ -188,4 +168,24 @@ func TestCachedServiceIsAnObject(t *testing.T) {
 	}
 	consistencydetector.CheckDataConsistency(context.Background(), "services", "8", list, slimService, metav1.ListOptions{},
 		func() []any { return []any{stored} })
+}
+
+// storedAndCopied is what transform stores of in, which must be a runtime.Object, and its deep
+// copy, which must equal it.
+func storedAndCopied(t *testing.T, transform func(any) (any, error), in any) (stored any, copied runtime.Object) {
+	t.Helper()
+	stored, err := transform(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, ok := stored.(runtime.Object)
+	if !ok {
+		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
+	}
+	copied = obj.DeepCopyObject()
+	opts := cmp.Options{cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })}
+	if diff := cmp.Diff(stored, copied, opts); diff != "" {
+		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
+	}
+	return stored, copied
 }

@@ -7,62 +7,47 @@ import (
 	"testing"
 )
 
-func TestDefaultGCPercent(t *testing.T) {
+// DefaultGCPercent and DefaultMaxProcs set the program's default unless the environment sets the
+// runtime's variable, which then wins as it does for any Go program.
+func TestDefaultsYieldToTheEnvironment(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	tests := []struct {
-		name string
-		// env is GOGC in the environment; unset when empty.
-		env string
-		// running is the target before DefaultGCPercent(25), as the runtime read GOGC at start.
-		running int
-		want    int64
-	}{
-		{name: "GOGC unset: the program's default", running: 100, want: 25},
-		{name: "GOGC set: the environment wins", env: "80", running: 80, want: 80},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("GOGC", tc.env)
-			if tc.env == "" {
-				if err := os.Unsetenv("GOGC"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			debug.SetGCPercent(tc.running)
-			DefaultGCPercent(25)
-			if got := gcPercent(); got != tc.want {
-				t.Errorf("gcPercent() = %d, want %d", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDefaultMaxProcs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	tests := []struct {
-		name string
-		// env is GOMAXPROCS in the environment; unset when empty.
+	for _, setting := range []struct {
+		// env is the runtime's variable; def the program's default for it.
 		env string
-		// running is the setting before DefaultMaxProcs(1), as the runtime read GOMAXPROCS at start.
-		running int
-		want    int
+		def int
+		// start sets the runtime as it read env at the start; apply sets the program's default;
+		// read is the setting in effect.
+		start func(int)
+		apply func()
+		read  func() int
 	}{
-		{name: "GOMAXPROCS unset: the program's default", running: 4, want: 1},
-		{name: "GOMAXPROCS set: the environment wins", env: "3", running: 3, want: 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("GOMAXPROCS", tc.env)
-			if tc.env == "" {
-				if err := os.Unsetenv("GOMAXPROCS"); err != nil {
-					t.Fatal(err)
+		{"GOGC", 25, func(n int) { debug.SetGCPercent(n) }, func() { DefaultGCPercent(25) }, func() int { return int(gcPercent()) }},
+		{"GOMAXPROCS", 1, func(n int) { runtime.GOMAXPROCS(n) }, func() { DefaultMaxProcs(1) }, func() int { return runtime.GOMAXPROCS(0) }},
+	} {
+		for _, tc := range []struct {
+			name string
+			// env is the variable's value; unset when empty.
+			env string
+			// running is the setting at the start.
+			running, want int
+		}{
+			{name: "unset: the program's default", running: 3, want: setting.def},
+			{name: "set: the environment wins", env: "3", running: 3, want: 3},
+		} {
+			t.Run(setting.env+" "+tc.name, func(t *testing.T) {
+				t.Setenv(setting.env, tc.env)
+				if tc.env == "" {
+					if err := os.Unsetenv(setting.env); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			runtime.GOMAXPROCS(tc.running)
-			DefaultMaxProcs(1)
-			if got := runtime.GOMAXPROCS(0); got != tc.want {
-				t.Errorf("GOMAXPROCS = %d, want %d", got, tc.want)
-			}
-		})
+				setting.start(tc.running)
+				setting.apply()
+				if got := setting.read(); got != tc.want {
+					t.Errorf("%s in effect = %d, want %d", setting.env, got, tc.want)
+				}
+			})
+		}
 	}
 }
