@@ -142,18 +142,21 @@ func localEndpoints(eps []hns.Endpoint) map[netip.Addr]string {
 // the Node's InternalIPs; the first address of a family wins.
 func nodeIPs(configured []string, node *corev1.Node) [2]netip.Addr {
 	var ips [2]netip.Addr
-	add := func(a string) {
-		if ip, err := netip.ParseAddr(a); err == nil && !ips[familyIndex(familyOf(ip))].IsValid() {
-			ips[familyIndex(familyOf(ip))] = ip.Unmap()
+	firstOfEachFamily(&ips, configured)
+	firstOfEachFamily(&ips, nodeinfo.InternalIPs(node))
+	return ips
+}
+
+// firstOfEachFamily sets each family's entry of ips (by familyIndex) that is still unset to the
+// first of texts of that family, unmapped; texts that do not parse are skipped.
+func firstOfEachFamily(ips *[2]netip.Addr, texts []string) {
+	for _, text := range texts {
+		if ip, err := netip.ParseAddr(text); err == nil {
+			if i := familyIndex(familyOf(ip)); !ips[i].IsValid() {
+				ips[i] = ip.Unmap()
+			}
 		}
 	}
-	for _, a := range configured {
-		add(a)
-	}
-	for _, a := range nodeinfo.InternalIPs(node) {
-		add(a)
-	}
-	return ips
 }
 
 // networkCondition is NetworkReady: the HNS network with the configured

@@ -78,13 +78,7 @@ func ServiceOf(svc *corev1.Service) *Service {
 	if len(ips) == 0 {
 		ips = []string{sp.ClusterIP}
 	}
-	for _, text := range ips {
-		if ip, err := netip.ParseAddr(text); err == nil {
-			if i := familyIndex(familyOf(ip)); !s.ClusterIPs[i].IsValid() {
-				s.ClusterIPs[i] = ip.Unmap()
-			}
-		}
-	}
+	firstOfEachFamily(&s.ClusterIPs, ips)
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
 		if ing.IPMode != nil && *ing.IPMode != corev1.LoadBalancerIPModeVIP {
 			continue
@@ -107,13 +101,13 @@ func ServiceOf(svc *corev1.Service) *Service {
 
 // knownProtocol is p, TCP when unset, as the package's constant when it is one of the API's.
 func knownProtocol(p corev1.Protocol) corev1.Protocol {
-	for _, known := range [...]corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP} {
-		if p == known {
-			return known
-		}
-	}
-	if p == "" {
+	switch p {
+	case corev1.ProtocolTCP, "":
 		return corev1.ProtocolTCP
+	case corev1.ProtocolUDP:
+		return corev1.ProtocolUDP
+	case corev1.ProtocolSCTP:
+		return corev1.ProtocolSCTP
 	}
 	return p
 }
