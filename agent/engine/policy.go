@@ -117,14 +117,25 @@ func (s *serviceComputer) ingressIPs(svc *Service, fam v1alpha1.IPFamily) []neti
 	return out
 }
 
+// protocols are the API's protocols with HNS's numbers for them.
+var protocols = [...]struct {
+	name   corev1.Protocol
+	number uint32
+}{
+	{corev1.ProtocolTCP, hns.ProtocolTCP},
+	{corev1.ProtocolUDP, hns.ProtocolUDP},
+	{corev1.ProtocolSCTP, hns.ProtocolSCTP},
+}
+
+// protocolNumber is HNS's number for p (TCP when unset), 0 for a protocol HNS does not know.
 func protocolNumber(p corev1.Protocol) uint32 {
-	switch p {
-	case corev1.ProtocolTCP, "":
-		return hns.ProtocolTCP
-	case corev1.ProtocolUDP:
-		return hns.ProtocolUDP
-	case corev1.ProtocolSCTP:
-		return hns.ProtocolSCTP
+	if p == "" {
+		p = corev1.ProtocolTCP
+	}
+	for _, known := range protocols {
+		if known.name == p {
+			return known.number
+		}
 	}
 	return 0
 }

@@ -101,13 +101,13 @@ func ServiceOf(svc *corev1.Service) *Service {
 
 // knownProtocol is p, TCP when unset, as the package's constant when it is one of the API's.
 func knownProtocol(p corev1.Protocol) corev1.Protocol {
-	switch p {
-	case corev1.ProtocolTCP, "":
+	if p == "" {
 		return corev1.ProtocolTCP
-	case corev1.ProtocolUDP:
-		return corev1.ProtocolUDP
-	case corev1.ProtocolSCTP:
-		return corev1.ProtocolSCTP
+	}
+	for _, known := range protocols {
+		if known.name == p {
+			return known.name
+		}
 	}
 	return p
 }
