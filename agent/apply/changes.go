@@ -99,7 +99,7 @@ func (s *syncState) planChangedEndpoints(ips []netip.Addr) ([]op, error) {
 			ops = s.planRemote(ops, want)
 			continue
 		}
-		ep, found := s.a.model.endpoint(id)
+		ep, found := s.a.model.endpoint(ip, id)
 		switch {
 		case !found:
 			return nil, errNotDelta // deleted behind the agent's back
@@ -165,7 +165,7 @@ func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
 		if !ok {
 			continue
 		}
-		ep, found := s.a.model.endpoint(id)
+		ep, found := s.a.model.endpoint(ip, id)
 		if !found {
 			return nil, errNotDelta
 		}

@@ -680,7 +680,8 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 		t.Helper()
 		e := hns.Endpoint{Name: "winproxy-" + a, IPs: []netip.Addr{ip(a)}, Remote: remote}
 		if remote {
-			e.ProviderAddress = ip("10.0.0.3")
+			// Shaped as the agent shapes them: the model holds it in brief.
+			e.ProviderAddress, e.MAC = ip("10.0.0.3"), string(hns.AppendConjuredMAC(nil, ip(a)))
 		}
 		ep, err := m.CreateEndpoint(ctx, net.ID, e)
 		if err != nil {
@@ -699,16 +700,25 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	}
 	found := func(id string, want bool, what string) {
 		t.Helper()
-		_, ep := m.endpoint(id)
-		_, lb := m.loadBalancer(id)
-		if got := ep || lb; got != want {
-			t.Errorf("%s: %s found %v, want %v", what, id, got, want)
+		if _, got := m.loadBalancer(id); got != want {
+			t.Errorf("%s: load balancer %s found %v, want %v", what, id, got, want)
+		}
+	}
+	foundEP := func(ep hns.Endpoint, id string, want bool, what string) {
+		t.Helper()
+		if _, got := m.endpoint(ep.IPs[0], id); got != want {
+			t.Errorf("%s: endpoint %s found %v, want %v", what, id, got, want)
 		}
 	}
 	local, remote := newEP("192.168.1.2", false), newEP("192.168.2.3", true)
 	a, b := newLB("10.20.30.41", local.ID), newLB("10.20.30.42", remote.ID)
 	found(a.ID, true, "created after the list")
-	found(strings.ToLower(remote.ID), true, "lower case")
+	if len(m.briefs) == 0 {
+		t.Fatal("the remote endpoint is not held in brief")
+	}
+	foundEP(remote, strings.ToLower(remote.ID), true, "lower case")
+	foundEP(remote, "00000000-0000-0000-0000-000000000001", false, "another ID at the brief's address")
+	foundEP(local, local.ID, true, "created after the list")
 	_, _, versionBefore, ips, _ := m.localView()
 	if ips[local.IPs[0]] != local.ID {
 		t.Errorf("the local addresses %v lack the endpoint created after the list", ips)
@@ -725,7 +735,7 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	found(a.ID, false, "deleted")
-	found(local.ID, false, "deleted by its lower-case ID")
+	foundEP(local, local.ID, false, "deleted by its lower-case ID")
 	if got, _ := m.loadBalancer(b.ID); !slices.Equal(got.BackendEndpointIDs, b.BackendEndpointIDs) {
 		t.Errorf("modified load balancer looked up as %v", got)
 	}
@@ -746,6 +756,12 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	found(c.ID, false, "created and deleted after the fold")
+	other := newEP("192.168.2.4", true)
+	foundEP(other, other.ID, true, "created after the fold")
+	if err := m.DeleteEndpoint(ctx, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	foundEP(other, other.ID, false, "created and deleted after the fold")
 	matches("after the fold")
 	// A delete HNS answers "not found" for: gone all the same, counted once.
 	if err := h.sim.RemoveLoadBalancer(b.ID); err != nil {

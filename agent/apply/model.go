@@ -45,11 +45,12 @@ type model struct {
 	lbs            []hns.LoadBalancer
 	epGone, lbGone map[hns.ID]bool
 	lbNow          map[hns.ID]hns.LoadBalancer
-	// epAt and lbAt index the endpoints and lbs by ID, for the few lookups
-	// of a sync that programs only what changed; built on first use, kept
-	// with appends, dropped when the slices are compacted. epAt is an
-	// index into eps, or, below zero, briefs (briefAt).
+	// epAt and lbAt index the whole endpoints and lbs by ID, and briefsAt
+	// the briefs by address, for the few lookups of a sync that programs
+	// only what changed; built on first use, kept with appends, dropped
+	// when the slices are compacted.
 	epAt, lbAt map[hns.ID]int
+	briefsAt   briefIndex
 	// local are the local endpoints among eps (pods, the host's, the
 	// source VIP's): all the engine reads of them, kept up to date with
 	// every write (a new slice whenever one goes: a view may hold the old
@@ -81,6 +82,7 @@ func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBa
 	// Nearly every endpoint of a large node is one of the agent's, held in brief: room for all
 	// of them up front, not a slice grown (and copied) twenty times over 100,000 endpoints.
 	m.eps, m.briefs, m.epAt, m.lbAt, m.local = nil, make([]brief, 0, len(eps)), nil, nil, nil
+	m.briefsAt = briefIndex{}
 	for _, ep := range eps {
 		if hns.SameID(ep.NetworkID, network.ID) {
 			// One copy of the network's ID, not one per endpoint decoded from HNS's answer.
@@ -128,6 +130,7 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		m.briefs = slices.DeleteFunc(m.briefs, func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
 		clear(m.epGone)
 		m.epAt = nil
+		m.briefsAt.drop()
 	}
 	if len(m.lbGone)+len(m.lbNow) > 0 {
 		lbs := make([]hns.LoadBalancer, 0, len(m.lbs))
@@ -181,41 +184,31 @@ func (m *model) localDeleted(id string) {
 	m.localChanged()
 }
 
-// endpoint and loadBalancer look an object of the model up by ID.
-func (m *model) endpoint(id string) (hns.Endpoint, bool) {
+// endpoint looks up the endpoint id, which the applier knows for ip.
+func (m *model) endpoint(ip netip.Addr, id string) (hns.Endpoint, bool) {
 	uid := hns.IDOf(id)
 	if !m.valid || m.epGone[uid] {
 		return hns.Endpoint{}, false
 	}
+	if i, ok := m.briefsAt.find(m.briefs, ip, id); ok {
+		return m.briefs[i].expand(m.briefing), true
+	}
 	if m.epAt == nil {
-		// Room for the briefs too: at 10k Services they are 100,000 of the entries, which a map
-		// sized for the few whole endpoints would reach by doubling nine times, rehashing at each.
-		m.epAt = byID(m.eps, len(m.briefs), func(ep hns.Endpoint) string { return ep.ID })
-		for i, b := range m.briefs {
-			m.epAt[hns.IDOf(b.id)] = briefAt(i)
-		}
+		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
 	}
 	i, ok := m.epAt[uid]
-	switch {
-	case !ok:
+	if !ok {
 		return hns.Endpoint{}, false
-	case i < 0:
-		return m.briefs[briefAt(i)].expand(m.briefing), true
 	}
 	return m.eps[i], true
 }
-
-// briefAt turns an index into briefs into epAt's value for it, and back.
-func briefAt(i int) int { return -1 - i }
 
 // keep adds ep, an endpoint of the network, to eps or, in brief, to
 // briefs, and indexes it when the index is built.
 func (m *model) keep(ep hns.Endpoint) {
 	if b, ok := briefOf(ep, m.briefing); ok {
 		m.briefs = append(m.briefs, b)
-		if m.epAt != nil {
-			m.epAt[hns.IDOf(b.id)] = briefAt(len(m.briefs) - 1)
-		}
+		m.briefsAt.added(m.briefs, len(m.briefs)-1)
 		return
 	}
 	m.eps = append(m.eps, ep)
@@ -224,6 +217,7 @@ func (m *model) keep(ep hns.Endpoint) {
 	}
 }
 
+// loadBalancer looks up the load balancer id.
 func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 	uid := hns.IDOf(id)
 	if !m.valid || m.lbGone[uid] {
@@ -233,7 +227,7 @@ func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 		return now, true
 	}
 	if m.lbAt == nil {
-		m.lbAt = byID(m.lbs, 0, func(lb hns.LoadBalancer) string { return lb.ID })
+		m.lbAt = byID(m.lbs, func(lb hns.LoadBalancer) string { return lb.ID })
 	}
 	i, ok := m.lbAt[uid]
 	if !ok {
@@ -242,9 +236,9 @@ func (m *model) loadBalancer(id string) (hns.LoadBalancer, bool) {
 	return m.lbs[i], true
 }
 
-// byID indexes objs by ID, with room for more entries besides.
-func byID[T any](objs []T, more int, id func(T) string) map[hns.ID]int {
-	at := make(map[hns.ID]int, len(objs)+more)
+// byID indexes objs by ID.
+func byID[T any](objs []T, id func(T) string) map[hns.ID]int {
+	at := make(map[hns.ID]int, len(objs))
 	for i, o := range objs {
 		at[hns.IDOf(id(o))] = i
 	}

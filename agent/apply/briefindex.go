@@ -1,0 +1,93 @@
+package apply
+
+import (
+	"net/netip"
+	"slices"
+
+	"github.com/winproxy/winproxy/agent/hns"
+)
+
+// briefIndex finds the model's briefs by address, for the few lookups of a
+// sync that programs only what changed: the applier knows each remote
+// endpoint's address with its ID. It holds the briefs' places sorted by
+// address, 4 bytes a brief where a map from ID cost about 37 (3.7 MB at
+// 10k services, built on the first event after every list;
+// docs/performance.md, "Where the live heap goes"). Briefs added once it is
+// built wait in a short tail, searched in turn, and are merged in when it is
+// full. The zero value is an index not built.
+type briefIndex struct {
+	built bool
+	// sorted are places in the briefs, by address; tail the places added
+	// since, in the order they were.
+	sorted, tail []int32
+}
+
+// briefTailMax is how many briefs wait in the tail before a merge. A merge
+// moves every place once (400 KB at 10k services), so it is paid for by
+// this many creates; a lookup scans the tail.
+const briefTailMax = 64
+
+// find is the place of the brief of ip whose ID is id, building the index
+// on first use.
+func (x *briefIndex) find(bs []brief, ip netip.Addr, id string) (int, bool) {
+	if !x.built {
+		x.build(bs)
+	}
+	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip netip.Addr) int { return bs[p].ip.Compare(ip) })
+	for _, p := range x.sorted[at:] {
+		if bs[p].ip != ip {
+			break
+		}
+		if hns.SameID(bs[p].id, id) {
+			return int(p), true
+		}
+	}
+	for _, p := range x.tail {
+		if bs[p].ip == ip && hns.SameID(bs[p].id, id) {
+			return int(p), true
+		}
+	}
+	return 0, false
+}
+
+// build sorts the places of all of bs.
+func (x *briefIndex) build(bs []brief) {
+	x.sorted = slices.Grow(x.sorted[:0], len(bs))
+	for i := range bs {
+		x.sorted = append(x.sorted, int32(i))
+	}
+	slices.SortFunc(x.sorted, func(p, q int32) int { return bs[p].ip.Compare(bs[q].ip) })
+	x.tail = x.tail[:0]
+	x.built = true
+}
+
+// added indexes bs[i], just appended, if the index is built.
+func (x *briefIndex) added(bs []brief, i int) {
+	if !x.built {
+		return
+	}
+	x.tail = append(x.tail, int32(i))
+	if len(x.tail) < briefTailMax {
+		return
+	}
+	// Merge from the back, into the room grown at the end of sorted: nothing
+	// is written before it is read, and nothing is allocated but the growth.
+	byIP := func(p, q int32) int { return bs[p].ip.Compare(bs[q].ip) }
+	slices.SortFunc(x.tail, byIP)
+	n := len(x.sorted)
+	x.sorted = append(x.sorted, x.tail...)
+	i, j := n-1, len(x.tail)-1
+	for k := len(x.sorted) - 1; j >= 0; k-- {
+		if i >= 0 && byIP(x.sorted[i], x.tail[j]) > 0 {
+			x.sorted[k] = x.sorted[i]
+			i--
+		} else {
+			x.sorted[k] = x.tail[j]
+			j--
+		}
+	}
+	x.tail = x.tail[:0]
+}
+
+// drop forgets the index, keeping its storage: the briefs moved.
+func (x *briefIndex) drop() { x.built = false }

@@ -1,0 +1,78 @@
+package apply
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// TestBriefIndexFindsWhatAScanFinds: whatever the order briefs came in, how
+// many came after the index was built (merged in or still waiting), and
+// however many share an address, the index finds a brief by address and ID
+// exactly when a scan of all the briefs does, in either case of the ID.
+func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before are the briefs there when the index is built, after those added since.
+		before, after int
+		// addrs is how many addresses they spread over: fewer than briefs means shared ones.
+		addrs int
+	}{
+		{"empty", 0, 0, 1},
+		{"built once, each address once", 500, 0, 1000},
+		{"added into an empty index", 0, briefTailMax - 1, 1000},
+		{"added, merged once", 300, briefTailMax, 1000},
+		{"added, merged several times with some waiting", 300, 5*briefTailMax + 7, 1000},
+		{"addresses shared by several briefs", 200, 3*briefTailMax + 1, 50},
+		{"IPv4 and IPv6 together", 400, 2 * briefTailMax, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(uint64(tc.before), uint64(tc.after)))
+			addr := func() netip.Addr {
+				n := rnd.IntN(tc.addrs)
+				if tc.name == "IPv4 and IPv6 together" && n%2 == 1 {
+					return netip.AddrFrom16([16]byte{0xfd, 15: byte(n), 14: byte(n >> 8)})
+				}
+				return netip.AddrFrom4([4]byte{10, 244, byte(n >> 8), byte(n)})
+			}
+			var bs []brief
+			var x briefIndex
+			for i := range tc.before + tc.after {
+				if i == tc.before {
+					x.build(bs)
+				}
+				bs = append(bs, brief{id: fmt.Sprintf("%08X-0000-0000-0000-000000000000", i), ip: addr()})
+				x.added(bs, len(bs)-1)
+			}
+			scan := func(ip netip.Addr, id string) (int, bool) {
+				for i, b := range bs {
+					if b.ip == ip && strings.EqualFold(b.id, id) {
+						return i, true
+					}
+				}
+				return 0, false
+			}
+			for i, b := range bs {
+				for _, id := range []string{b.id, strings.ToLower(b.id)} {
+					if got, ok := x.find(bs, b.ip, id); !ok || got != i {
+						t.Fatalf("brief %d (%s at %s) found at %d, %v", i, id, b.ip, got, ok)
+					}
+				}
+				// The same ID at another address, and another ID at the same one, are not it.
+				other := addr()
+				want, wantOK := scan(other, b.id)
+				if got, ok := x.find(bs, other, b.id); ok != wantOK || got != want {
+					t.Fatalf("%s at %s found at %d, %v; a scan finds %d, %v", b.id, other, got, ok, want, wantOK)
+				}
+				if _, ok := x.find(bs, b.ip, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
+					t.Fatalf("an ID no brief has found at %s", b.ip)
+				}
+			}
+			if len(x.tail) >= briefTailMax {
+				t.Errorf("%d briefs wait in the tail, at most %d should", len(x.tail), briefTailMax-1)
+			}
+		})
+	}
+}
