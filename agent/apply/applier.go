@@ -28,6 +28,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/winproxy/winproxy/agent/addrmap"
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 	"github.com/winproxy/winproxy/agent/ownership"
@@ -54,7 +55,7 @@ type Applier struct {
 	// previous sync's: an LB that differs from it was not really modified.
 	modified, lastModified map[engine.LBKey]hns.LoadBalancer
 	lbIDs                  map[engine.LBKey]string
-	epIDs                  map[netip.Addr]string
+	epIDs                  addrmap.Map[string]
 	retries                map[retryKey]*retry
 	index                  *index
 	// settled is set when the last sync left HNS exactly as wanted (no
@@ -100,7 +101,7 @@ func New(c hns.Client, ledger *ownership.Ledger, opts ...Option) *Applier {
 		// A failed object is retried within seconds, not a sync period: a fault that is gone must
 		// not leave a service without its load balancer for minutes.
 		base: time.Second, max: 10 * time.Second,
-		lbIDs: map[engine.LBKey]string{}, epIDs: map[netip.Addr]string{}, retries: map[retryKey]*retry{},
+		lbIDs: map[engine.LBKey]string{}, retries: map[retryKey]*retry{},
 		modified: map[engine.LBKey]hns.LoadBalancer{}, lastModified: map[engine.LBKey]hns.LoadBalancer{},
 		index: newIndex(), starting: true, clusterDNS: DefaultClusterDNS,
 	}

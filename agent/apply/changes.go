@@ -94,7 +94,7 @@ func (s *syncState) planChangedEndpoints(ips []netip.Addr) ([]op, error) {
 		if _, isLocal := s.local[ip]; !wanted || isLocal {
 			continue
 		}
-		id, known := s.a.epIDs[ip]
+		id, known := s.a.epIDs.Get(ip)
 		if !known {
 			ops = s.planRemote(ops, want)
 			continue
@@ -161,7 +161,7 @@ func (s *syncState) planChangedUnused(ips []netip.Addr) ([]op, error) {
 		if s.d.RemoteEndpoints.Has(ip) {
 			continue
 		}
-		id, ok := s.a.epIDs[ip]
+		id, ok := s.a.epIDs.Get(ip)
 		if !ok {
 			continue
 		}

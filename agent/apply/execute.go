@@ -73,7 +73,7 @@ func (s *syncState) perform(o *op) error {
 	case opSettled:
 		return nil
 	case opUnbindEP:
-		delete(s.a.epIDs, o.ip)
+		s.a.epIDs.Delete(o.ip)
 		return nil
 	case opDisown:
 		return s.disown(*o.cur)
@@ -122,7 +122,7 @@ func (s *syncState) createEndpoint(o *op) error {
 		s.local[ip] = ep.ID
 		return nil
 	}
-	s.a.epIDs[ip] = ep.ID
+	s.a.epIDs.Set(ip, ep.ID)
 	s.createdRemote++
 	return nil
 }
@@ -141,12 +141,12 @@ func (s *syncState) deleteEndpoint(o *op) error {
 	s.markGone(o.ep.ID)
 	switch o.reason {
 	case ReasonEndpointStale:
-		delete(s.remoteByIP, o.ip)
-		delete(s.a.epIDs, o.ip)
+		s.remoteByIP.Delete(o.ip)
+		s.a.epIDs.Delete(o.ip)
 	case ReasonEndpointUnused:
 		for _, ip := range o.ep.IPs {
-			if hns.SameID(s.a.epIDs[ip], o.ep.ID) {
-				delete(s.a.epIDs, ip)
+			if hns.SameID(s.a.epIDs.At(ip), o.ep.ID) {
+				s.a.epIDs.Delete(ip)
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func (s *syncState) planUnusedRemotes() ([]op, int) {
 // wanted reports whether a desired remote endpoint is mapped to ep.
 func (s *syncState) wanted(ep *hns.Endpoint) bool {
 	for _, ip := range ep.IPs {
-		if s.d.RemoteEndpoints.Has(ip) && hns.SameID(s.a.epIDs[ip], ep.ID) {
+		if s.d.RemoteEndpoints.Has(ip) && hns.SameID(s.a.epIDs.At(ip), ep.ID) {
 			return true
 		}
 	}

@@ -66,7 +66,7 @@ func (s *syncState) matchRemote(want engine.RemoteEndpoint) bool {
 	if _, ok := s.local[want.IP]; ok {
 		return true
 	}
-	i, ok := s.remoteByIP[want.IP]
+	i, ok := s.remoteByIP.Get(want.IP)
 	if !ok {
 		return false
 	}
@@ -76,7 +76,7 @@ func (s *syncState) matchRemote(want engine.RemoteEndpoint) bool {
 		return false
 	}
 	if !s.remembered[i] {
-		s.a.epIDs[want.IP] = ep.ID
+		s.a.epIDs.Set(want.IP, ep.ID)
 	}
 	s.resolved[i] = true
 	if len(s.a.retries) > 0 {
@@ -105,7 +105,7 @@ func (s *syncState) planRemoteEndpoints(todo []engine.RemoteEndpoint) []op {
 func (s *syncState) planRemote(ops []op, want engine.RemoteEndpoint) []op {
 	create := op{kind: opCreateEndpoint, reason: ReasonEndpointMissing, ip: want.IP, mac: want.MAC,
 		pa: want.ProviderAddress, remote: true}
-	i, stale := s.remoteByIP[want.IP]
+	i, stale := s.remoteByIP.Get(want.IP)
 	if !stale {
 		return append(ops, s.deferIfWaiting(create))
 	}

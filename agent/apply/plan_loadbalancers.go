@@ -275,7 +275,7 @@ func (s *syncState) build(lb engine.LoadBalancer) hns.LoadBalancer {
 			if lid, ok := s.local[b.IP]; ok {
 				id = lid
 			} else {
-				id = s.a.epIDs[b.IP]
+				id = s.a.epIDs.At(b.IP)
 			}
 		}
 		if id != "" {

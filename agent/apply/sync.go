@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/winproxy/winproxy/agent/addrmap"
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -53,7 +54,7 @@ type syncState struct {
 type index struct {
 	local map[netip.Addr]string // IP -> local endpoint ID
 	// Listed endpoints are referred to by their index in the observation.
-	remoteByIP  map[netip.Addr]int          // IP -> remote endpoint (ours preferred)
+	remoteByIP  addrmap.Map[int]            // IP -> remote endpoint (ours preferred)
 	ours        []int                       // remote endpoints of ours
 	ownLocal    []int                       // local endpoints named as ours: source-VIP ones
 	dups        []int                       // remote endpoints of ours holding a local address
@@ -67,7 +68,7 @@ type index struct {
 }
 
 func newIndex() *index {
-	return &index{local: map[netip.Addr]string{}, remoteByIP: map[netip.Addr]int{},
+	return &index{local: map[netip.Addr]string{},
 		listedLB: map[hns.ID]hns.LoadBalancer{}, claimed: map[hns.ID]bool{}}
 }
 
@@ -82,7 +83,7 @@ func (x *index) reset() {
 		return
 	}
 	clear(x.local)
-	clear(x.remoteByIP)
+	x.remoteByIP.Clear()
 	x.ours = x.ours[:0]
 	x.ownLocal = x.ownLocal[:0]
 	x.dups = x.dups[:0]
@@ -109,7 +110,7 @@ func (a *Applier) Apply(ctx context.Context, o *Observation, d *engine.Desired) 
 		// The CNI recreated the network: the endpoints we knew are gone
 		// with it. Forget the mappings; the diff below rebuilds.
 		clear(a.lbIDs)
-		clear(a.epIDs)
+		a.epIDs.Clear()
 		clear(a.retries)
 		a.starting = true
 	}
@@ -227,7 +228,7 @@ func (s *syncState) indexEndpoints() {
 		if mine {
 			s.ours = append(s.ours, i)
 		}
-		if len(ep.IPs) == 1 && a.epIDs[ep.IPs[0]] == ep.ID {
+		if len(ep.IPs) == 1 && a.epIDs.At(ep.IPs[0]) == ep.ID {
 			s.remembered[i] = true
 			s.nRemembered++
 		}
@@ -237,8 +238,8 @@ func (s *syncState) indexEndpoints() {
 				dup = dup || mine
 				continue
 			}
-			if cur, ok := s.remoteByIP[ip]; !ok || (mine && !a.owned.OwnsEndpoint(eps[cur])) {
-				s.remoteByIP[ip] = i
+			if cur, ok := s.remoteByIP.Get(ip); !ok || (mine && !a.owned.OwnsEndpoint(eps[cur])) {
+				s.remoteByIP.Set(ip, i)
 			}
 		}
 		if dup {
@@ -251,16 +252,16 @@ func (s *syncState) indexEndpoints() {
 // listed: they were deleted behind our back (or went with the network).
 func (s *syncState) forgetUnlisted() {
 	// Each remembered endpoint accounts for a distinct entry of a.epIDs.
-	if s.nRemembered == len(s.a.epIDs) {
+	if s.nRemembered == s.a.epIDs.Len() {
 		return
 	}
 	listed := make(map[hns.ID]bool, len(s.o.View.Endpoints))
 	for i := range s.o.View.Endpoints {
 		listed[hns.IDOf(s.o.View.Endpoints[i].ID)] = true
 	}
-	for ip, id := range s.a.epIDs {
+	for ip, id := range s.a.epIDs.All() {
 		if !listed[hns.IDOf(id)] {
-			delete(s.a.epIDs, ip)
+			s.a.epIDs.Delete(ip)
 			if s.d.RemoteEndpoints.Has(ip) {
 				s.r.DriftRepairs.Endpoints++
 			}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/winproxy/winproxy/agent/addrmap"
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
 
@@ -41,7 +42,7 @@ type Incremental struct {
 	// (100,000 at 10k services). Desired.RemoteEndpoints reads it and makes
 	// each address's endpoint when asked (incrementalRemotes); remotes
 	// counts its addresses with a remote endpoint.
-	addrs   map[netip.Addr]addrUse
+	addrs   addrmap.Map[addrUse]
 	remotes int
 	// lbs are the contributions to each LB key: its own service's, or each
 	// sharing service's for a shared (health-check) key.
@@ -149,7 +150,7 @@ func addrRefs(remotes []RemoteEndpoint, ips []netip.Addr) []addrRef {
 // use adds (by +1) or takes back (by -1) what service k did with one
 // address.
 func (c *Incremental) use(k string, ref addrRef, by int32) {
-	was := c.addrs[ref.ip]
+	was := c.addrs.At(ref.ip)
 	u := was
 	switch ref.remote {
 	case backendRemote:
@@ -194,9 +195,9 @@ func (c *Incremental) setAddr(ip netip.Addr, was, u addrUse) {
 		c.remotes++
 	}
 	if u.unused() {
-		delete(c.addrs, ip)
+		c.addrs.Delete(ip)
 	} else {
-		c.addrs[ip] = u
+		c.addrs.Set(ip, u)
 	}
 }
 
@@ -208,7 +209,6 @@ func NewIncremental() *Incremental {
 		sliceSvc:      map[string]string{},
 		dirty:         map[string]struct{}{},
 		results:       map[string]contribution{},
-		addrs:         map[netip.Addr]addrUse{},
 		lbs:           map[LBKey]lbContributions{},
 		frontends:     map[frontKey]smallSet[LBKey]{},
 		zoneReaders:   map[string]struct{}{},
@@ -301,7 +301,7 @@ func (c *Incremental) SetClusterNode(node *corev1.Node) {
 func (c *Incremental) DeleteClusterNode(name string) { c.nodes.delete(name) }
 
 func (c *Incremental) markIP(ip netip.Addr) {
-	for _, k := range c.addrs[ip].lookedUp.all() {
+	for _, k := range c.addrs.At(ip).lookedUp.all() {
 		c.dirty[k] = struct{}{}
 	}
 }

@@ -217,11 +217,11 @@ func checkAddrs(t *testing.T, step string, inc *Incremental) {
 			want[ref.ip] = u
 		}
 	}
-	if len(want) != len(inc.addrs) {
-		t.Fatalf("%s: %d addresses kept, the results use %d", step, len(inc.addrs), len(want))
+	if len(want) != inc.addrs.Len() {
+		t.Fatalf("%s: %d addresses kept, the results use %d", step, inc.addrs.Len(), len(want))
 	}
 	for ip, w := range want {
-		g, ok := inc.addrs[ip]
+		g, ok := inc.addrs.Get(ip)
 		if !ok || g.backend != w.backend || g.serviceVIP != w.serviceVIP || !sameElements(g.lookedUp.all(), w.lookedUp.all()) {
 			t.Fatalf("%s: address %v kept as %+v, the results say %+v", step, ip, g, w)
 		}

@@ -46,14 +46,14 @@ func (m RemoteEndpointMap) All() iter.Seq2[netip.Addr, RemoteEndpoint] { return 
 type incrementalRemotes struct{ c *Incremental }
 
 func (r incrementalRemotes) Get(ip netip.Addr) (RemoteEndpoint, bool) {
-	u, ok := r.c.addrs[ip]
+	u, ok := r.c.addrs.Get(ip)
 	if !ok {
 		return RemoteEndpoint{}, false
 	}
 	return r.c.remoteOf(ip, u)
 }
 
-func (r incrementalRemotes) Has(ip netip.Addr) bool { return r.c.addrs[ip].remote() }
+func (r incrementalRemotes) Has(ip netip.Addr) bool { return r.c.addrs.At(ip).remote() }
 
 func (r incrementalRemotes) Len() int { return r.c.remotes }
 
@@ -73,7 +73,7 @@ func (r incrementalRemotes) All() iter.Seq2[netip.Addr, RemoteEndpoint] {
 			}
 			return true
 		}
-		for ip, u := range r.c.addrs {
+		for ip, u := range r.c.addrs.All() {
 			switch {
 			case u.backend > 0:
 				pending[n] = ip
