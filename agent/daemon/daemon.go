@@ -213,6 +213,7 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Cache: cache.Options{
 			// Managed fields are never read and are often the bigger half of an object.
 			DefaultTransform: cache.TransformStripManagedFields(),
+			NewInformer:      newInformer,
 			ByObject: map[client.Object]cache.ByObject{
 				// The agent may only read its own WindowsProxyNode; watching just that one also keeps
 				// a 1,000-node cluster from fanning every node's status out to every agent.
@@ -236,6 +237,14 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// newInformer makes the agent's informers without the namespace index controller-runtime asks
+// for: the agent looks each cached object up by name and lists none by namespace (a List with a
+// namespace fails, naming the missing index), and the index is a set of every Service's and
+// slice's key, about 1 MB at 10k Services, updated at every event.
+func newInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, _ toolscache.Indexers) toolscache.SharedIndexInformer {
+	return toolscache.NewSharedIndexInformer(lw, obj, resync, toolscache.Indexers{})
 }
 
 // newAgent wires the agent: its engine, runner, health servers and the applier on HNS, with

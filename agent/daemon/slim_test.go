@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/consistencydetector"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -57,7 +58,7 @@ func TestSlimObjects(t *testing.T) {
 			Conditions: []metav1.Condition{{Type: "LoadBalancerReady"}}},
 	}
 	wantSvc := &cachedService{
-		cacheMeta: cacheMeta{name: "web", namespace: "ns", uid: "u2", resourceVersion: "8"},
+		cacheMeta: cacheMeta{name: "web", namespace: "ns", resourceVersion: "8"},
 		svc: &engine.Service{Namespace: "ns", Name: "web", Proxied: true, LoadBalancer: true, ExternalTrafficLocal: true,
 			InternalTrafficLocal: true, ClientIPAffinity: true, Recreate: true, HealthCheckNodePort: 30100,
 			ClusterIPs: [2]netip.Addr{netip.MustParseAddr("10.96.0.10")}, ExternalIPs: []netip.Addr{netip.MustParseAddr("50.0.0.1")},
@@ -78,7 +79,7 @@ func TestSlimObjects(t *testing.T) {
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web-abc", UID: "u4"}}},
 	}
 	wantSlice := &cachedSlice{
-		cacheMeta: cacheMeta{name: "web-x", namespace: "ns", uid: "u3", resourceVersion: "9"},
+		cacheMeta: cacheMeta{name: "web-x", namespace: "ns", resourceVersion: "9"},
 		slice: &engine.Slice{Namespace: "ns", Name: "web-x", Service: "web", Family: v1alpha1.IPv4, Ports: slice.Ports,
 			Endpoints: []engine.SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: "win-1", Hints: slice.Endpoints[0].Hints,
 				Ready: true, Serving: false}}},
@@ -188,4 +189,24 @@ func storedAndCopied(t *testing.T, transform func(any) (any, error), in any) (st
 		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
 	}
 	return stored, copied
+}
+
+// TestInformersKeepNoNamespaceIndex: the agent's informers drop the namespace index
+// controller-runtime asks for, and still find an object by its key.
+func TestInformersKeepNoNamespaceIndex(t *testing.T) {
+	inf := newInformer(&toolscache.ListWatch{}, &corev1.Service{}, 0,
+		toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	if got := inf.GetIndexer().GetIndexers(); len(got) != 0 {
+		t.Errorf("the informer keeps the indexes %v", got)
+	}
+	svc, err := slimService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", ResourceVersion: "8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inf.GetStore().Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := inf.GetStore().GetByKey("ns/web"); err != nil || !ok || got != svc {
+		t.Errorf("looked up by its key: %v, %v, %v", got, ok, err)
+	}
 }
