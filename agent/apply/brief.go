@@ -7,37 +7,50 @@ import (
 )
 
 // brief is a remote endpoint of the model's network held in brief: its ID,
-// address and provider address. Everything else about it follows from the
-// address and the network (expand): the winproxy- name, the MAC winkernel
-// conjures from the address, the remote flag, no prefix length. The model
-// holds a hundred thousand remote endpoints at 10k services; as
-// hns.Endpoints, each with its own name, MAC and address slice, they were
-// the largest part of the applier's memory (about 250 bytes each, against
-// the 48 of a brief; docs/performance.md, "Where the live heap goes").
+// address, provider address and MAC. Everything else about it follows from
+// the address and the network (expand): the winproxy- name, the remote
+// flag, no prefix length. The model holds a hundred thousand remote
+// endpoints at 10k services; as hns.Endpoints, each with its own name, MAC
+// and address slice, they were the largest part of the applier's memory
+// (about 250 bytes each, against the 48 of a brief; docs/performance.md,
+// "Where the live heap goes").
 type brief struct {
 	id string
 	ip netip.Addr
 	// pa is the provider address's place in the briefing's table: a node's
 	// address, shared by every brief of a backend on that node.
 	pa uint32
-	// upperMAC is set when HNS answered the MAC in upper case: no source
-	// says which case HNS answers in, and the agent asks in lower case.
-	upperMAC bool
+	// mac is the MAC: the one winkernel conjures from the address, as the
+	// agent asks for it (conjuredMAC) or in upper case (conjuredUpperMAC: no
+	// source says which case HNS answers in), or any other, such as the
+	// host's MAC of a service VIP's endpoint, by its place in the briefing's
+	// table after those two.
+	mac uint32
 }
 
+// The MACs a brief holds without the briefing's table.
+const (
+	conjuredMAC uint32 = iota
+	conjuredUpperMAC
+	tabledMACs
+)
+
 // briefing is what the briefs of one model share: the network, and each
-// provider address once. A hundred thousand backends run on at most a few
-// thousand nodes, so a brief holds 4 bytes of a table where an address
-// costs 24 (2.6 MB at 10k services).
+// provider address and tabled MAC once. A hundred thousand backends run on
+// at most a few thousand nodes, so a brief holds 4 bytes of a table where an
+// address costs 24 (2.6 MB at 10k services); the ten thousand service VIPs'
+// endpoints of an overlay node share the host's MAC.
 type briefing struct {
 	networkID string
 	pas       []netip.Addr
 	paAt      map[netip.Addr]uint32
+	macs      []string
+	macAt     map[string]uint32
 }
 
 // newBriefing is the briefing of network networkID, its table empty.
 func newBriefing(networkID string) *briefing {
-	return &briefing{networkID: networkID, paAt: map[netip.Addr]uint32{}}
+	return &briefing{networkID: networkID, paAt: map[netip.Addr]uint32{}, macAt: map[string]uint32{}}
 }
 
 // paOf is pa's place in the table, added when new.
@@ -47,6 +60,17 @@ func (g *briefing) paOf(pa netip.Addr) uint32 {
 		i = uint32(len(g.pas))
 		g.pas = append(g.pas, pa)
 		g.paAt[pa] = i
+	}
+	return i
+}
+
+// macOf is mac's place in the table, added when new.
+func (g *briefing) macOf(mac string) uint32 {
+	i, ok := g.macAt[mac]
+	if !ok {
+		i = tabledMACs + uint32(len(g.macs))
+		g.macs = append(g.macs, mac)
+		g.macAt[mac] = i
 	}
 	return i
 }
@@ -69,50 +93,58 @@ func briefOf(ep hns.Endpoint, g *briefing) (brief, bool) {
 	switch {
 	case ep.MAC == string(mac):
 	case ep.MAC == string(hns.UpperHex(mac)):
-		b.upperMAC = true
+		b.mac = conjuredUpperMAC
 	default:
-		return brief{}, false
+		b.mac = g.macOf(ep.MAC)
 	}
 	b.pa = g.paOf(ep.ProviderAddress)
 	return b, true
 }
 
 // expand is the endpoint b stands for in g's network: a sync that
-// programs a change looks up a few, each two allocations (its name and MAC
-// in one string, its address slice).
+// programs a change looks up a few, each two allocations (its name and
+// conjured MAC in one string, its address slice).
 func (b brief) expand(g *briefing) hns.Endpoint {
 	var buf [80]byte
-	return b.endpoint(string(b.appendText(buf[:0])), []netip.Addr{b.ip}, g)
+	ep, _ := b.endpoint(string(b.appendText(buf[:0])), []netip.Addr{b.ip}, g)
+	return ep
 }
 
-// appendText appends the name, then the MAC, of b's endpoint to buf.
+// appendText appends the name, then the MAC if it is conjured, of b's
+// endpoint to buf.
 func (b brief) appendText(buf []byte) []byte {
-	return b.appendMAC(b.ip.AppendTo(append(buf, hns.EndpointNamePrefix...)))
-}
-
-// endpoint is b's endpoint, its name and MAC read from text, which starts
-// with what appendText appended, and its addresses ips.
-func (b brief) endpoint(text string, ips []netip.Addr, g *briefing) hns.Endpoint {
-	var buf [64]byte
-	name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
-	mac := name + len(hns.FallbackMAC) // every conjured MAC has its length
-	return hns.Endpoint{ID: b.id, Name: text[:name], NetworkID: g.networkID, IPs: ips, MAC: text[name:mac], Remote: true,
-		ProviderAddress: g.pas[b.pa]}
-}
-
-// appendMAC appends the MAC of b's endpoint to buf.
-func (b brief) appendMAC(buf []byte) []byte {
+	buf = b.ip.AppendTo(append(buf, hns.EndpointNamePrefix...))
+	if b.mac >= tabledMACs {
+		return buf
+	}
 	n := len(buf)
 	buf = hns.AppendConjuredMAC(buf, b.ip)
-	if b.upperMAC {
+	if b.mac == conjuredUpperMAC {
 		hns.UpperHex(buf[n:])
 	}
 	return buf
 }
 
-// expandAll appends the endpoints bs stand for to eps, their names and MACs
-// in one allocation for all and their addresses in another: a sync that
-// reads the whole model gets a hundred thousand at 10k services.
+// endpoint is b's endpoint, its name and conjured MAC read from text, which
+// starts with what appendText appended, and its addresses ips. It returns
+// the rest of text.
+func (b brief) endpoint(text string, ips []netip.Addr, g *briefing) (hns.Endpoint, string) {
+	var buf [64]byte
+	name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
+	ep := hns.Endpoint{ID: b.id, Name: text[:name], NetworkID: g.networkID, IPs: ips, Remote: true,
+		ProviderAddress: g.pas[b.pa]}
+	if b.mac >= tabledMACs {
+		ep.MAC = g.macs[b.mac-tabledMACs]
+		return ep, text[name:]
+	}
+	mac := name + len(hns.FallbackMAC) // every conjured MAC has its length
+	ep.MAC = text[name:mac]
+	return ep, text[mac:]
+}
+
+// expandAll appends the endpoints bs stand for to eps, their names and
+// conjured MACs in one allocation for all and their addresses in another: a
+// sync that reads the whole model gets a hundred thousand at 10k services.
 func expandAll(eps []hns.Endpoint, bs []brief, g *briefing) []hns.Endpoint {
 	text := make([]byte, 0, len(bs)*(len(hns.EndpointNamePrefix)+len("255.255.255.255")+len(hns.FallbackMAC)))
 	for _, b := range bs {
@@ -122,9 +154,9 @@ func expandAll(eps []hns.Endpoint, bs []brief, g *briefing) []hns.Endpoint {
 	ips := make([]netip.Addr, len(bs))
 	for i, b := range bs {
 		ips[i] = b.ip
-		ep := b.endpoint(all, ips[i:i+1:i+1], g)
+		var ep hns.Endpoint
+		ep, all = b.endpoint(all, ips[i:i+1:i+1], g)
 		eps = append(eps, ep)
-		all = all[len(ep.Name)+len(ep.MAC):]
 	}
 	return eps
 }

@@ -42,8 +42,11 @@ func TestBriefLosesNothing(t *testing.T) {
 		{"name of another address", remote(ip4, func(ep *hns.Endpoint) { ep.Name = hns.OwnedEndpointName(ip6) }), false},
 		{"MAC answered upper case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0A-F4-02-07" }), true},
 		{"MAC answered upper case, IPv6", remote(ip6, func(ep *hns.Endpoint) { ep.MAC = strings.ToUpper(hns.ConjureMAC(ip6)) }), true},
-		{"MAC in mixed case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0a-F4-02-07" }), false},
-		{"the host's MAC", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "00-15-5D-01-02-03" }), false},
+		// Any other MAC is held by its place in the briefing's table.
+		{"MAC in mixed case", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "02-11-0a-F4-02-07" }), true},
+		{"the host's MAC (a service VIP's endpoint)", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "00-15-5D-01-02-03" }), true},
+		{"the host's MAC, IPv6", remote(ip6, func(ep *hns.Endpoint) { ep.MAC = "00-15-5D-01-02-03" }), true},
+		{"no MAC", remote(ip4, func(ep *hns.Endpoint) { ep.MAC = "" }), true},
 		{"prefix length", remote(ip4, func(ep *hns.Endpoint) { ep.PrefixLength = 32 }), false},
 		{"two addresses", remote(ip4, func(ep *hns.Endpoint) { ep.IPs = []netip.Addr{ip4, ip6} }), false},
 		{"local", remote(ip4, func(ep *hns.Endpoint) { ep.Remote = false }), false},
@@ -89,18 +92,27 @@ func TestBriefKnowsEveryEndpointField(t *testing.T) {
 }
 
 // TestBriefingHoldsEachProviderAddressOnce: briefs of backends on the same
-// node share one entry of the table, and each expands to its own node's
-// address.
+// node share one entry of the table, briefs with the same MAC (the host's,
+// of service VIPs' endpoints) another, and each expands to its own node's
+// address and its own MAC.
 func TestBriefingHoldsEachProviderAddressOnce(t *testing.T) {
 	const network = "NET"
 	node1, node2 := netip.MustParseAddr("172.18.0.3"), netip.MustParseAddr("172.18.0.4")
 	g := newBriefing(network)
 	var eps []hns.Endpoint
 	var bs []brief
-	for i, pa := range []netip.Addr{node1, node2, node1, {}} {
+	const hostMAC, otherMAC = "00-15-5D-01-02-03", "00-15-5D-0A-0B-0C"
+	for i, pa := range []netip.Addr{node1, node2, node1, {}, node1, node2, node1} {
 		ip := netip.AddrFrom4([4]byte{10, 244, byte(i), 7})
+		mac := hns.ConjureMAC(ip)
+		switch i {
+		case 4, 6:
+			mac = hostMAC
+		case 5:
+			mac = otherMAC
+		}
 		ep := hns.Endpoint{ID: "0AB1C2D3-0000-4000-8000-00000000000" + string(rune('1'+i)), Name: hns.OwnedEndpointName(ip),
-			NetworkID: network, IPs: []netip.Addr{ip}, MAC: hns.ConjureMAC(ip), Remote: true, ProviderAddress: pa}
+			NetworkID: network, IPs: []netip.Addr{ip}, MAC: mac, Remote: true, ProviderAddress: pa}
 		b, ok := briefOf(ep, g)
 		if !ok {
 			t.Fatalf("endpoint %d not held in brief", i)
@@ -109,6 +121,9 @@ func TestBriefingHoldsEachProviderAddressOnce(t *testing.T) {
 	}
 	if want := []netip.Addr{node1, node2, {}}; !slices.Equal(g.pas, want) {
 		t.Errorf("the table holds %v, want %v", g.pas, want)
+	}
+	if want := []string{hostMAC, otherMAC}; !slices.Equal(g.macs, want) {
+		t.Errorf("the MACs' table holds %v, want %v", g.macs, want)
 	}
 	if diff := gocmp.Diff(eps, expandAll(nil, bs, g), cmpopts.EquateComparable(netip.Addr{})); diff != "" {
 		t.Errorf("the briefs expand to other endpoints (-was +expanded):\n%s", diff)
