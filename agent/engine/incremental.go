@@ -553,7 +553,7 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 	}
 	c.frontends[fk] = keys
 	winner := frontendWinner(live)
-	c.desired.LoadBalancers[winner] = c.lbs[winner].pick().lb
+	c.desired.LoadBalancers[winner] = c.lbs[winner].pick().lb.with(winner)
 	delete(c.desired.conflicts, winner)
 	for _, k := range live[1:] {
 		delete(c.desired.LoadBalancers, k)
