@@ -80,7 +80,8 @@ func TestSlimObjects(t *testing.T) {
 	}
 	wantSlice := &cachedSlice{
 		cacheMeta: cacheMeta{name: "web-x", namespace: "ns", resourceVersion: "9"},
-		slice: &engine.Slice{Namespace: "ns", Name: "web-x", Service: "web", Family: v1alpha1.IPv4, Ports: slice.Ports,
+		slice: &engine.Slice{Namespace: "ns", Name: "web-x", Service: "web", Family: v1alpha1.IPv4,
+			Ports: []engine.SlicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8080}},
 			Endpoints: []engine.SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: "win-1", Hints: slice.Endpoints[0].Hints,
 				Ready: true, Serving: false}}},
 		trigger: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -133,10 +134,10 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 	slimmer := &sliceSlimmer{}
 	stored, copied := storedAndCopied(t, slimmer.transform, es)
 	cp := copied.(*cachedSlice)
-	*cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name = 1, "z2"
+	cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name = 1, "z2"
 	cp.SetName("other")
 	orig := stored.(*cachedSlice)
-	if *orig.slice.Ports[0].Port != 8080 || orig.slice.Endpoints[0].Hints.ForZones[0].Name != "z1" || orig.GetName() != "web-x" {
+	if orig.slice.Ports[0].Port != 8080 || orig.slice.Endpoints[0].Hints.ForZones[0].Name != "z1" || orig.GetName() != "web-x" {
 		t.Errorf("the copy shares memory with the original: %+v", orig.slice)
 	}
 

@@ -349,7 +349,7 @@ func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp Servic
 			continue
 		}
 		port := slicePort(s, sp.Name, sp.Protocol)
-		if port == nil {
+		if port == 0 {
 			continue
 		}
 		for i := range s.Endpoints {
@@ -359,7 +359,7 @@ func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp Servic
 			}
 			buf = append(buf, endpoint{
 				ip:          e.Addr.Unmap(),
-				port:        uint16(*port),
+				port:        uint16(port),
 				local:       e.Node != "" && e.Node == nodeName,
 				ready:       e.Ready,
 				serving:     e.Serving,
@@ -386,21 +386,17 @@ func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp Servic
 	return out
 }
 
-// slicePort is the port of a slice that serves the service port: same
-// name and protocol (TCP when unset).
-func slicePort(s *Slice, name string, proto corev1.Protocol) *int32 {
+// slicePort is the port of a slice that serves the service port (same
+// name and protocol), 0 when none does.
+func slicePort(s *Slice, name string, proto corev1.Protocol) int32 {
 	for _, p := range s.Ports {
-		pp := corev1.ProtocolTCP
-		if p.Protocol != nil {
-			pp = *p.Protocol
-		}
 		// Like kube-proxy, a port that is missing or 0 serves nothing: no
 		// backend listens on port 0.
-		if deref(p.Name) == name && pp == proto && p.Port != nil && *p.Port != 0 {
+		if p.Name == name && p.Protocol == proto && p.Port != 0 {
 			return p.Port
 		}
 	}
-	return nil
+	return 0
 }
 
 // terminatingState is winkernel's isAllEndpointsTerminating and
@@ -426,11 +422,4 @@ func terminatingState(eps []endpoint, localTrafficDSR bool) (allTerminating, all
 		}
 	}
 	return allTerminating, allNonServing
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

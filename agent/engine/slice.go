@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -22,9 +23,20 @@ type Slice struct {
 	// Family is the slice's address type; empty for FQDN and unknown types, whose endpoints no
 	// Service port uses.
 	Family v1alpha1.IPFamily
-	// Ports are the API's: the engine matches them by name and protocol (slicePort).
-	Ports     []discoveryv1.EndpointPort
+	// Ports are matched by name and protocol (slicePort).
+	Ports     []SlicePort
 	Endpoints []SliceEndpoint
+}
+
+// SlicePort is one port of a Slice: 40 bytes, where the API's is 32 with four pointers, three of
+// them to values of their own (about 90 bytes a slice at 10k Services).
+type SlicePort struct {
+	// Name is the API's, empty when unset.
+	Name string
+	// Protocol is the API's, TCP when unset, the package's constant where it is a known one.
+	Protocol corev1.Protocol
+	// Port is the API's, 0 when unset: either way no backend listens on it.
+	Port int32
 }
 
 // SliceEndpoint is one endpoint of a Slice, read as kube-proxy's endpoint-slice cache reads it
@@ -67,7 +79,13 @@ func slicesOf(in []*discoveryv1.EndpointSlice) []Slice {
 // read reads es into s, its endpoints into eps (as long as es's).
 func (s *Slice) read(es *discoveryv1.EndpointSlice, eps []SliceEndpoint) {
 	*s = Slice{Namespace: es.Namespace, Name: es.Name, Service: es.Labels[discoveryv1.LabelServiceName],
-		Ports: es.Ports, Endpoints: eps}
+		Endpoints: eps}
+	if len(es.Ports) > 0 {
+		s.Ports = make([]SlicePort, len(es.Ports))
+		for i, p := range es.Ports {
+			s.Ports[i] = SlicePort{Name: deref(p.Name), Protocol: knownProtocol(deref(p.Protocol)), Port: deref(p.Port)}
+		}
+	}
 	switch es.AddressType {
 	case discoveryv1.AddressTypeIPv4:
 		s.Family = v1alpha1.IPv4
@@ -92,15 +110,19 @@ func (s *Slice) read(es *discoveryv1.EndpointSlice, eps []SliceEndpoint) {
 // DeepCopy copies s and everything it points to.
 func (s *Slice) DeepCopy() *Slice {
 	out := *s
-	if s.Ports != nil {
-		out.Ports = make([]discoveryv1.EndpointPort, len(s.Ports))
-		for i := range s.Ports {
-			s.Ports[i].DeepCopyInto(&out.Ports[i])
-		}
-	}
+	out.Ports = slices.Clone(s.Ports)
 	out.Endpoints = slices.Clone(s.Endpoints)
 	for i := range out.Endpoints {
 		out.Endpoints[i].Hints = out.Endpoints[i].Hints.DeepCopy()
 	}
 	return &out
+}
+
+// deref is what p points to, the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

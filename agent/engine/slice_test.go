@@ -3,8 +3,10 @@ package engine
 import (
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -71,5 +73,48 @@ func TestSliceOf(t *testing.T) {
 				t.Errorf("SliceOf (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestSlicePortsOf: a slice's ports are read as the engine matches them, each one kept, in order.
+func TestSlicePortsOf(t *testing.T) {
+	udp, sctp, odd := corev1.ProtocolUDP, corev1.ProtocolSCTP, corev1.Protocol("QUIC")
+	// decodedUDP is UDP as a decoder makes it: a string of its own, not the package's constant.
+	decodedUDP := corev1.Protocol(string([]byte("UDP")))
+	name, port, zero := "dns", int32(53), int32(0)
+	es := &discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{
+		{Name: &name, Protocol: &udp, Port: &port},
+		{Protocol: &decodedUDP, Port: &port},       // no name
+		{Port: &port},                              // no protocol: TCP
+		{Name: &name, Protocol: &sctp},             // no port
+		{Name: &name, Protocol: &odd, Port: &zero}, // an unknown protocol, port 0
+	}}
+	want := []SlicePort{
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53},
+		{Protocol: corev1.ProtocolUDP, Port: 53},
+		{Protocol: corev1.ProtocolTCP, Port: 53},
+		{Name: "dns", Protocol: corev1.ProtocolSCTP},
+		{Name: "dns", Protocol: "QUIC"},
+	}
+	got := SliceOf(es).Ports
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	if unsafe.StringData(string(got[1].Protocol)) != unsafe.StringData(string(corev1.ProtocolUDP)) {
+		t.Error("a decoded UDP is kept as its own string, not the package's constant")
+	}
+	// Matched by name and protocol; a port 0 or unset serves nothing.
+	s := SliceOf(es)
+	for _, tc := range []struct {
+		name  string
+		proto corev1.Protocol
+		want  int32
+	}{
+		{"dns", corev1.ProtocolUDP, 53}, {"", corev1.ProtocolUDP, 53}, {"", corev1.ProtocolTCP, 53},
+		{"dns", corev1.ProtocolTCP, 0}, {"dns", corev1.ProtocolSCTP, 0}, {"dns", "QUIC", 0},
+	} {
+		if got := slicePort(s, tc.name, tc.proto); got != tc.want {
+			t.Errorf("slicePort(%q, %s) = %d, want %d", tc.name, tc.proto, got, tc.want)
+		}
 	}
 }
