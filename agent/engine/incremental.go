@@ -48,7 +48,7 @@ type Incremental struct {
 	// sharing service's for a shared (health-check) key.
 	lbs map[LBKey]lbContributions
 	// frontends are the keys claiming each frontend.
-	frontends map[frontKey]smallSet[LBKey]
+	frontends map[frontKey]smallSet[claim]
 	// zoneReaders are the services whose result depends on the node's
 	// zone (topology hints for zones).
 	zoneReaders map[string]struct{}
@@ -210,7 +210,7 @@ func NewIncremental() *Incremental {
 		dirty:         map[string]struct{}{},
 		results:       map[string]contribution{},
 		lbs:           map[LBKey]lbContributions{},
-		frontends:     map[frontKey]smallSet[LBKey]{},
+		frontends:     map[frontKey]smallSet[claim]{},
 		zoneReaders:   map[string]struct{}{},
 		healthChecked: map[string]struct{}{},
 		touched:       touchedSets{lbs: map[LBKey]struct{}{}, ips: map[netip.Addr]struct{}{}},
@@ -442,7 +442,8 @@ func (c *Incremental) recordChanges(touchedLB map[LBKey]struct{}, touchedIP map[
 	// The keys sharing their frontends, walked apart: a key added to
 	// touchedLB while it is ranged over may be produced again.
 	for _, k := range ch.LoadBalancers[:len(touchedLB)] {
-		for _, other := range c.frontends[frontOf(k)].all() {
+		fk := frontOf(k)
+		for _, other := range claimants(fk, c.frontends[fk]) {
 			if _, ok := touchedLB[other]; !ok {
 				touchedLB[other] = struct{}{}
 				ch.LoadBalancers = append(ch.LoadBalancers, other)
@@ -510,9 +511,9 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		c.lbs[lb.Key] = l
 		touchedLB[lb.Key] = struct{}{}
 		fk := frontOf(lb.Key)
-		keys := c.frontends[fk]
-		keys.add(lb.Key)
-		c.frontends[fk] = keys
+		cs := c.frontends[fk]
+		cs.add(claimOf(lb.Key))
+		c.frontends[fk] = cs
 	}
 	kept.addrs = addrRefs(r.remotes, r.ips)
 	for _, ref := range kept.addrs {
@@ -535,11 +536,11 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 // with a contribution wins, the others are reported as conflicts and left
 // out, because HNS would refuse them anyway.
 func (c *Incremental) refreshFrontend(fk frontKey) {
-	keys := c.frontends[fk]
+	cs := c.frontends[fk]
 	var live []LBKey
-	for _, k := range keys.all() {
+	for _, k := range claimants(fk, cs) {
 		if c.lbs[k].empty() {
-			keys.remove(k)
+			cs.remove(claimOf(k))
 			delete(c.lbs, k)
 			delete(c.desired.LoadBalancers, k)
 			delete(c.desired.conflicts, k)
@@ -547,11 +548,11 @@ func (c *Incremental) refreshFrontend(fk frontKey) {
 		}
 		live = append(live, k)
 	}
-	if keys.empty() {
+	if cs.empty() {
 		delete(c.frontends, fk)
 		return
 	}
-	c.frontends[fk] = keys
+	c.frontends[fk] = cs
 	winner := frontendWinner(live)
 	c.desired.LoadBalancers[winner] = c.lbs[winner].pick().lb.with(winner)
 	delete(c.desired.conflicts, winner)
