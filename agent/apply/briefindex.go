@@ -29,21 +29,22 @@ const briefTailMax = 64
 
 // find is the place of the brief of ip whose ID is id, building the index
 // on first use.
-func (x *briefIndex) find(bs []brief, ip netip.Addr, id string) (int, bool) {
+func (x *briefIndex) find(bs *briefList, ip netip.Addr, id string) (int, bool) {
 	if !x.built {
 		x.build(bs)
 	}
-	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip netip.Addr) int { return bs[p].ip.Compare(ip) })
+	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip netip.Addr) int { return bs.at(int(p)).ip.Compare(ip) })
 	for _, p := range x.sorted[at:] {
-		if bs[p].ip != ip {
+		b := bs.at(int(p))
+		if b.ip != ip {
 			break
 		}
-		if hns.SameID(bs[p].id, id) {
+		if hns.SameID(b.id, id) {
 			return int(p), true
 		}
 	}
 	for _, p := range x.tail {
-		if bs[p].ip == ip && hns.SameID(bs[p].id, id) {
+		if b := bs.at(int(p)); b.ip == ip && hns.SameID(b.id, id) {
 			return int(p), true
 		}
 	}
@@ -51,18 +52,18 @@ func (x *briefIndex) find(bs []brief, ip netip.Addr, id string) (int, bool) {
 }
 
 // build sorts the places of all of bs.
-func (x *briefIndex) build(bs []brief) {
-	x.sorted = slices.Grow(x.sorted[:0], len(bs))
-	for i := range bs {
+func (x *briefIndex) build(bs *briefList) {
+	x.sorted = slices.Grow(x.sorted[:0], bs.len())
+	for i := range bs.len() {
 		x.sorted = append(x.sorted, int32(i))
 	}
-	slices.SortFunc(x.sorted, func(p, q int32) int { return bs[p].ip.Compare(bs[q].ip) })
+	slices.SortFunc(x.sorted, func(p, q int32) int { return bs.at(int(p)).ip.Compare(bs.at(int(q)).ip) })
 	x.tail = x.tail[:0]
 	x.built = true
 }
 
 // added indexes bs[i], just appended, if the index is built.
-func (x *briefIndex) added(bs []brief, i int) {
+func (x *briefIndex) added(bs *briefList, i int) {
 	if !x.built {
 		return
 	}
@@ -72,7 +73,7 @@ func (x *briefIndex) added(bs []brief, i int) {
 	}
 	// Merge from the back, into the room grown at the end of sorted: nothing
 	// is written before it is read, and nothing is allocated but the growth.
-	byIP := func(p, q int32) int { return bs[p].ip.Compare(bs[q].ip) }
+	byIP := func(p, q int32) int { return bs.at(int(p)).ip.Compare(bs.at(int(q)).ip) }
 	slices.SortFunc(x.tail, byIP)
 	n := len(x.sorted)
 	x.sorted = append(x.sorted, x.tail...)

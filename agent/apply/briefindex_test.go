@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,13 +39,15 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 				return netip.AddrFrom4([4]byte{10, 244, byte(n >> 8), byte(n)})
 			}
 			var bs []brief
+			var list briefList
 			var x briefIndex
 			for i := range tc.before + tc.after {
 				if i == tc.before {
-					x.build(bs)
+					x.build(&list)
 				}
-				bs = append(bs, brief{id: fmt.Sprintf("%08X-0000-0000-0000-000000000000", i), ip: addr()})
-				x.added(bs, len(bs)-1)
+				b := brief{id: fmt.Sprintf("%08X-0000-0000-0000-000000000000", i), ip: addr()}
+				bs = append(bs, b)
+				x.added(&list, list.add(b))
 			}
 			scan := func(ip netip.Addr, id string) (int, bool) {
 				for i, b := range bs {
@@ -56,17 +59,17 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 			}
 			for i, b := range bs {
 				for _, id := range []string{b.id, strings.ToLower(b.id)} {
-					if got, ok := x.find(bs, b.ip, id); !ok || got != i {
+					if got, ok := x.find(&list, b.ip, id); !ok || got != i {
 						t.Fatalf("brief %d (%s at %s) found at %d, %v", i, id, b.ip, got, ok)
 					}
 				}
 				// The same ID at another address, and another ID at the same one, are not it.
 				other := addr()
 				want, wantOK := scan(other, b.id)
-				if got, ok := x.find(bs, other, b.id); ok != wantOK || got != want {
+				if got, ok := x.find(&list, other, b.id); ok != wantOK || got != want {
 					t.Fatalf("%s at %s found at %d, %v; a scan finds %d, %v", b.id, other, got, ok, want, wantOK)
 				}
-				if _, ok := x.find(bs, b.ip, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
+				if _, ok := x.find(&list, b.ip, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
 					t.Fatalf("an ID no brief has found at %s", b.ip)
 				}
 			}
@@ -75,4 +78,62 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBriefListIsASlice: after any appends and compactions, across chunks, a
+// briefList holds what a slice would, in the same places, and a compaction
+// lets go of the chunks it empties.
+func TestBriefListIsASlice(t *testing.T) {
+	var list briefList
+	var want []brief
+	n := 0
+	add := func(count int) {
+		for range count {
+			b := brief{id: fmt.Sprint(n), ip: netip.AddrFrom4([4]byte{10, 244, byte(n >> 8), byte(n)})}
+			n++
+			if got := list.add(b); got != len(want) {
+				t.Fatalf("brief %d added at %d", len(want), got)
+			}
+			want = append(want, b)
+		}
+	}
+	del := func(drop func(i int) bool) {
+		gone := map[string]bool{}
+		for i, b := range want {
+			if drop(i) {
+				gone[b.id] = true
+			}
+		}
+		list.deleteFunc(func(b brief) bool { return gone[b.id] })
+		want = slices.DeleteFunc(want, func(b brief) bool { return gone[b.id] })
+	}
+	same := func(when string) {
+		t.Helper()
+		if list.len() != len(want) {
+			t.Fatalf("%s: %d briefs, want %d", when, list.len(), len(want))
+		}
+		for i, b := range want {
+			if *list.at(i) != b {
+				t.Fatalf("%s: brief %d is %+v, want %+v", when, i, *list.at(i), b)
+			}
+		}
+		if chunks := (len(want) + briefChunk - 1) / briefChunk; len(list.chunks) != chunks {
+			t.Fatalf("%s: %d chunks for %d briefs, want %d", when, len(list.chunks), len(want), chunks)
+		}
+	}
+	same("empty")
+	add(2*briefChunk + 5)
+	same("three chunks")
+	del(func(i int) bool { return i%3 == 0 })
+	same("a third deleted")
+	add(briefChunk)
+	same("added after a compaction")
+	del(func(i int) bool { return i >= briefChunk })
+	same("all but the first chunk deleted")
+	add(1)
+	same("added to a list of full chunks")
+	del(func(int) bool { return true })
+	same("all deleted")
+	add(3)
+	same("added to an emptied list")
 }

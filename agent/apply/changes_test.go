@@ -713,7 +713,7 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	local, remote := newEP("192.168.1.2", false), newEP("192.168.2.3", true)
 	a, b := newLB("10.20.30.41", local.ID), newLB("10.20.30.42", remote.ID)
 	found(a.ID, true, "created after the list")
-	if len(m.briefs) == 0 {
+	if m.briefs.len() == 0 {
 		t.Fatal("the remote endpoint is not held in brief")
 	}
 	foundEP(remote, strings.ToLower(remote.ID), true, "lower case")

@@ -33,7 +33,7 @@ type model struct {
 	// kept whole. recall hands out a new slice of them all, so neither
 	// is ever handed out.
 	eps    []hns.Endpoint
-	briefs []brief
+	briefs briefList
 	// briefing is what the briefs share (the network, the provider
 	// addresses); a new one with every list, so that no node's address
 	// outlives its last backend by more than a list.
@@ -81,7 +81,7 @@ func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBa
 	m.idSum, m.idCount = 0, 0
 	// Nearly every endpoint of a large node is one of the agent's, held in brief: room for all
 	// of them up front, not a slice grown (and copied) twenty times over 100,000 endpoints.
-	m.eps, m.briefs, m.epAt, m.lbAt, m.local = nil, make([]brief, 0, len(eps)), nil, nil, nil
+	m.eps, m.briefs, m.epAt, m.lbAt, m.local = nil, briefList{}, nil, nil, nil
 	m.briefsAt = briefIndex{}
 	for _, ep := range eps {
 		if hns.SameID(ep.NetworkID, network.ID) {
@@ -127,7 +127,7 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	if len(m.epGone) > 0 {
 		// Neither is handed out: they are compacted in place.
 		m.eps = slices.DeleteFunc(m.eps, func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
-		m.briefs = slices.DeleteFunc(m.briefs, func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
+		m.briefs.deleteFunc(func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
 		clear(m.epGone)
 		m.epAt = nil
 		m.briefsAt.drop()
@@ -148,7 +148,10 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 		clear(m.lbNow)
 		m.lbAt = nil
 	}
-	eps := expandAll(append(make([]hns.Endpoint, 0, len(m.eps)+len(m.briefs)), m.eps...), m.briefs, m.briefing)
+	eps := append(make([]hns.Endpoint, 0, len(m.eps)+m.briefs.len()), m.eps...)
+	for _, chunk := range m.briefs.chunks {
+		eps = expandAll(eps, chunk, m.briefing)
+	}
 	return m.network, eps, m.lbs, true
 }
 
@@ -190,8 +193,8 @@ func (m *model) endpoint(ip netip.Addr, id string) (hns.Endpoint, bool) {
 	if !m.valid || m.epGone[uid] {
 		return hns.Endpoint{}, false
 	}
-	if i, ok := m.briefsAt.find(m.briefs, ip, id); ok {
-		return m.briefs[i].expand(m.briefing), true
+	if i, ok := m.briefsAt.find(&m.briefs, ip, id); ok {
+		return m.briefs.at(i).expand(m.briefing), true
 	}
 	if m.epAt == nil {
 		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
@@ -207,8 +210,7 @@ func (m *model) endpoint(ip netip.Addr, id string) (hns.Endpoint, bool) {
 // briefs, and indexes it when the index is built.
 func (m *model) keep(ep hns.Endpoint) {
 	if b, ok := briefOf(ep, m.briefing); ok {
-		m.briefs = append(m.briefs, b)
-		m.briefsAt.added(m.briefs, len(m.briefs)-1)
+		m.briefsAt.added(&m.briefs, m.briefs.add(b))
 		return
 	}
 	m.eps = append(m.eps, ep)

@@ -69,7 +69,7 @@ func (h *host) sameAsListed() {
 			ours++
 		}
 	}
-	if got := len(h.app.model.briefs); got != ours {
+	if got := h.app.model.briefs.len(); got != ours {
 		h.t.Errorf("the model holds %d remote endpoints in brief, want all %d of the agent's", got, ours)
 	}
 }
@@ -311,8 +311,8 @@ func TestRereadKeepsTheListedNetworkID(t *testing.T) {
 	created := ep
 	created.NetworkID = "0ab1c2d3-0000-4000-8000-0000000000aa" // as HNS might answer
 	m.keep(m.canonical(created, ep))
-	if len(m.briefs) != 1 {
-		t.Fatalf("the created endpoint is not held in brief (%d briefs, %d whole)", len(m.briefs), len(m.eps))
+	if m.briefs.len() != 1 {
+		t.Fatalf("the created endpoint is not held in brief (%d briefs, %d whole)", m.briefs.len(), len(m.eps))
 	}
 	_, eps, _, _ := m.recall()
 	if len(eps) != 1 || eps[0].NetworkID != got.ID {
