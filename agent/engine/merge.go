@@ -56,13 +56,17 @@ func (c claim) key(fk frontKey) LBKey {
 
 // claimants are the keys of the claims cs on frontend fk, in a new slice.
 func claimants(fk frontKey, cs smallSet[claim]) []LBKey {
-	all := cs.all()
-	if len(all) == 0 {
+	if cs.empty() {
 		return nil
 	}
-	keys := make([]LBKey, len(all))
-	for i, c := range all {
-		keys[i] = c.key(fk)
+	var more []claim
+	if cs.more != nil {
+		more = *cs.more
+	}
+	keys := make([]LBKey, 0, 1+len(more))
+	keys = append(keys, cs.first.key(fk))
+	for _, c := range more {
+		keys = append(keys, c.key(fk))
 	}
 	return keys
 }
