@@ -28,7 +28,7 @@ type Incremental struct {
 	services map[string]*Service
 	// slices are each service's slices, sorted by name.
 	slices   map[string][]*Slice
-	sliceSvc map[string]string // namespace/slice -> service
+	sliceSvc map[sliceName]string // slice -> namespace/service
 	dirty    map[string]struct{}
 	// sc computes the dirty services of every Desired.
 	sc *serviceComputer
@@ -206,7 +206,7 @@ func NewIncremental() *Incremental {
 	c := &Incremental{
 		services:      map[string]*Service{},
 		slices:        map[string][]*Slice{},
-		sliceSvc:      map[string]string{},
+		sliceSvc:      map[sliceName]string{},
 		dirty:         map[string]struct{}{},
 		results:       map[string]contribution{},
 		lbs:           map[LBKey]lbContributions{},
@@ -347,13 +347,17 @@ func (c *Incremental) SetSlice(s *Slice) {
 	group := c.slices[k]
 	i, _ := slices.BinarySearchFunc(group, s.Name, func(e *Slice, name string) int { return strings.Compare(e.Name, name) })
 	c.slices[k] = slices.Insert(group, i, s)
-	c.sliceSvc[s.Namespace+"/"+s.Name] = k
+	c.sliceSvc[sliceName{s.Namespace, s.Name}] = k
 	c.dirty[k] = struct{}{}
 }
 
+// sliceName names a slice: its namespace and name, the slice's own strings, where a key made of
+// them would be a string more for each of 10k slices.
+type sliceName struct{ namespace, name string }
+
 // DeleteEndpointSlice removes a slice.
 func (c *Incremental) DeleteEndpointSlice(namespace, name string) {
-	sk := namespace + "/" + name
+	sk := sliceName{namespace, name}
 	k, ok := c.sliceSvc[sk]
 	if !ok {
 		return
