@@ -23,8 +23,9 @@ type briefIndex struct {
 }
 
 // briefTailMax is how many briefs wait in the tail before a merge. A merge
-// moves every place once (400 KB at 10k services), so it is paid for by
-// this many creates; a lookup scans the tail.
+// moves the places after each waiting one (up to 440 KB at 10k services, in
+// as many copies as wait), so it is paid for by this many creates; a lookup
+// scans the tail.
 const briefTailMax = 64
 
 // find is the place of the brief of ip whose ID is id, building the index
@@ -71,21 +72,27 @@ func (x *briefIndex) added(bs *briefList, i int) {
 	if len(x.tail) < briefTailMax {
 		return
 	}
-	// Merge from the back, into the room grown at the end of sorted: nothing
-	// is written before it is read, and nothing is allocated but the growth.
+	// Merge from the back, into the room grown at the end of sorted: each
+	// waiting place, the largest first, finds where it goes by a binary
+	// search, and the places after it move up in one copy. Nothing is
+	// written before it is read, nothing is compared but on the searches'
+	// paths, and nothing is allocated but the growth.
 	byIP := func(p, q int32) int { return bs.at(int(p)).ip.Compare(bs.at(int(q)).ip) }
 	slices.SortFunc(x.tail, byIP)
-	n := len(x.sorted)
+	end := len(x.sorted) // the places before end are not moved yet
 	x.sorted = append(x.sorted, x.tail...)
-	i, j := n-1, len(x.tail)-1
-	for k := len(x.sorted) - 1; j >= 0; k-- {
-		if i >= 0 && byIP(x.sorted[i], x.tail[j]) > 0 {
-			x.sorted[k] = x.sorted[i]
-			i--
-		} else {
-			x.sorted[k] = x.tail[j]
-			j--
-		}
+	for j := len(x.tail) - 1; j >= 0; j-- {
+		p := x.tail[j]
+		// After every place of an equal address: the waiting ones came later.
+		at, _ := slices.BinarySearchFunc(x.sorted[:end], p, func(q, p int32) int {
+			if byIP(q, p) > 0 {
+				return 1
+			}
+			return -1
+		})
+		copy(x.sorted[at+j+1:], x.sorted[at:end])
+		x.sorted[at+j] = p
+		end = at
 	}
 	x.tail = x.tail[:0]
 }
