@@ -14,8 +14,9 @@ import (
 	"net/netip"
 )
 
-// Map maps IP addresses to values of V. The zero value is an empty map ready to use; a Map is
-// copied by reference, as a Go map is, once it holds an entry.
+// Map maps IP addresses to values of V. The zero value is an empty map ready to use. A copy of a
+// Map shares what both hold, but an address of a family the original held none of goes to the
+// copy only: keep a Map in one place and reach it through a pointer.
 type Map[V any] struct {
 	v4    map[uint32]V
 	other map[netip.Addr]V

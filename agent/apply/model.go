@@ -79,8 +79,8 @@ var viewVersions atomic.Uint64
 func (m *model) listed(network hns.Network, eps []hns.Endpoint, lbs []hns.LoadBalancer) {
 	m.valid, m.network, m.lbs, m.briefing = true, network, lbs, newBriefing(network.ID)
 	m.idSum, m.idCount = 0, 0
-	// Nearly every endpoint of a large node is one of the agent's, held in brief: room for all
-	// of them up front, not a slice grown (and copied) twenty times over 100,000 endpoints.
+	// Nearly every endpoint of a large node is one of the agent's, held in brief, in chunks that
+	// appending never copies (briefList).
 	m.eps, m.briefs, m.epAt, m.lbAt, m.local = nil, briefList{}, nil, nil, nil
 	m.briefsAt = briefIndex{}
 	for _, ep := range eps {

@@ -33,7 +33,8 @@ type Slice struct {
 type SlicePort struct {
 	// Name is the API's, empty when unset.
 	Name string
-	// Protocol is the API's, TCP when unset, the package's constant where it is a known one.
+	// Protocol is the API's, TCP when unset, the package's constant where it is a known one
+	// (slicePortProtocol).
 	Protocol corev1.Protocol
 	// Port is the API's, 0 when unset: either way no backend listens on it.
 	Port int32
@@ -53,16 +54,16 @@ type SliceEndpoint struct {
 	Ready, Serving, Terminating bool
 }
 
-// SliceOf reads an EndpointSlice into the engine's form. The result shares the slice's ports,
-// hints and strings.
+// SliceOf reads an EndpointSlice into the engine's form. The result shares the slice's hints and
+// strings.
 func SliceOf(es *discoveryv1.EndpointSlice) *Slice {
 	s := &Slice{}
 	s.read(es, make([]SliceEndpoint, len(es.Endpoints)))
 	return s
 }
 
-// slicesOf reads many slices at once, into two allocations: Compute reads every slice of the
-// cluster for one computation.
+// slicesOf reads many slices at once, their endpoints into one allocation (and each one's ports
+// into one more): Compute reads every slice of the cluster for one computation.
 func slicesOf(in []*discoveryv1.EndpointSlice) []Slice {
 	n := 0
 	for _, es := range in {
@@ -83,7 +84,7 @@ func (s *Slice) read(es *discoveryv1.EndpointSlice, eps []SliceEndpoint) {
 	if len(es.Ports) > 0 {
 		s.Ports = make([]SlicePort, len(es.Ports))
 		for i, p := range es.Ports {
-			s.Ports[i] = SlicePort{Name: deref(p.Name), Protocol: knownProtocol(deref(p.Protocol)), Port: deref(p.Port)}
+			s.Ports[i] = SlicePort{Name: deref(p.Name), Protocol: slicePortProtocol(p.Protocol), Port: deref(p.Port)}
 		}
 	}
 	switch es.AddressType {
@@ -116,6 +117,18 @@ func (s *Slice) DeepCopy() *Slice {
 		out.Endpoints[i].Hints = out.Endpoints[i].Hints.DeepCopy()
 	}
 	return &out
+}
+
+// slicePortProtocol is a slice port's protocol: TCP when unset, as kube-proxy reads it, and an
+// empty one (set, but to nothing) kept empty, so that it serves no Service port.
+func slicePortProtocol(p *corev1.Protocol) corev1.Protocol {
+	switch {
+	case p == nil:
+		return corev1.ProtocolTCP
+	case *p == "":
+		return ""
+	}
+	return knownProtocol(*p)
 }
 
 // deref is what p points to, the zero value for nil.

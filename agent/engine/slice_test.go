@@ -78,7 +78,7 @@ func TestSliceOf(t *testing.T) {
 
 // TestSlicePortsOf: a slice's ports are read as the engine matches them, each one kept, in order.
 func TestSlicePortsOf(t *testing.T) {
-	udp, sctp, odd := corev1.ProtocolUDP, corev1.ProtocolSCTP, corev1.Protocol("QUIC")
+	udp, sctp, odd, empty := corev1.ProtocolUDP, corev1.ProtocolSCTP, corev1.Protocol("QUIC"), corev1.Protocol("")
 	// decodedUDP is UDP as a decoder makes it: a string of its own, not the package's constant.
 	decodedUDP := corev1.Protocol(string([]byte("UDP")))
 	name, port, zero := "dns", int32(53), int32(0)
@@ -88,6 +88,7 @@ func TestSlicePortsOf(t *testing.T) {
 		{Port: &port},                              // no protocol: TCP
 		{Name: &name, Protocol: &sctp},             // no port
 		{Name: &name, Protocol: &odd, Port: &zero}, // an unknown protocol, port 0
+		{Protocol: &empty, Port: &port},            // a protocol set to nothing: not TCP
 	}}
 	want := []SlicePort{
 		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53},
@@ -95,6 +96,7 @@ func TestSlicePortsOf(t *testing.T) {
 		{Protocol: corev1.ProtocolTCP, Port: 53},
 		{Name: "dns", Protocol: corev1.ProtocolSCTP},
 		{Name: "dns", Protocol: "QUIC"},
+		{Port: 53},
 	}
 	got := SliceOf(es).Ports
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -116,5 +118,10 @@ func TestSlicePortsOf(t *testing.T) {
 		if got := slicePort(s, tc.name, tc.proto); got != tc.want {
 			t.Errorf("slicePort(%q, %s) = %d, want %d", tc.name, tc.proto, got, tc.want)
 		}
+	}
+	// A protocol set to nothing is not TCP, as kube-proxy reads it.
+	only := SliceOf(&discoveryv1.EndpointSlice{Ports: []discoveryv1.EndpointPort{{Protocol: &empty, Port: &port}}})
+	if got := slicePort(only, "", corev1.ProtocolTCP); got != 0 {
+		t.Errorf("a port whose protocol is set to nothing serves TCP on %d", got)
 	}
 }
