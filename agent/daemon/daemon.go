@@ -228,7 +228,7 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 				// agent reads of them (slim.go); the Services and slices in the engine's form, which
 				// the manager's client cannot Get or List (cachedService, cachedSlice).
 				&corev1.Service{}:            {Label: selectors.ServiceLabels, Field: selectors.ServiceFields, Transform: slimService},
-				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels, Transform: (&sliceSlimmer{}).transform},
+				&discoveryv1.EndpointSlice{}: {Label: selectors.EndpointSliceLabels, Transform: slimSlice},
 				&corev1.Node{}:               {Transform: slimNode, UnsafeDisableDeepCopy: ptr.To(true)},
 			},
 		},

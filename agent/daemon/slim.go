@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,15 +101,10 @@ func (c *cachedSlice) DeepCopyObject() runtime.Object {
 	return &cachedSlice{cacheMeta: c.cacheMeta, slice: c.slice.DeepCopy(), trigger: c.trigger}
 }
 
-// sliceSlimmer turns the EndpointSlices the informer receives into cachedSlices. The node names
-// of a cluster's endpoints are a few hundred values repeated a hundred thousand times: each is
-// kept once.
-type sliceSlimmer struct {
-	mu    sync.Mutex
-	nodes map[string]string
-}
-
-func (s *sliceSlimmer) transform(obj any) (any, error) {
+// slimSlice turns the EndpointSlices the informer receives into cachedSlices. The node names of a
+// cluster's endpoints, a few hundred values repeated a hundred thousand times, are each held once
+// by the engine's form (engine.SliceEndpoint.Node).
+func slimSlice(obj any) (any, error) {
 	es, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
 		return obj, nil
@@ -122,27 +116,7 @@ func (s *sliceSlimmer) transform(obj any) (any, error) {
 	if ts, err := time.Parse(time.RFC3339Nano, es.Annotations[corev1.EndpointsLastChangeTriggerTime]); err == nil {
 		out.trigger = ts
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range out.slice.Endpoints {
-		out.slice.Endpoints[i].Node = s.node(out.slice.Endpoints[i].Node)
-	}
 	return out, nil
-}
-
-// node is the one copy of a node name.
-func (s *sliceSlimmer) node(name string) string {
-	if name == "" {
-		return ""
-	}
-	if kept, ok := s.nodes[name]; ok {
-		return kept
-	}
-	if s.nodes == nil {
-		s.nodes = map[string]string{}
-	}
-	s.nodes[name] = name
-	return name
 }
 
 // only keeps the given keys of m; nil when none is there.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unique"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -82,12 +83,11 @@ func TestSlimObjects(t *testing.T) {
 		cacheMeta: cacheMeta{name: "web-x", namespace: "ns", resourceVersion: "9"},
 		slice: &engine.Slice{Namespace: "ns", Name: "web-x", Service: "web", Family: v1alpha1.IPv4,
 			Ports: []engine.SlicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8080}},
-			Endpoints: []engine.SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: "win-1", Hints: slice.Endpoints[0].Hints,
+			Endpoints: []engine.SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: unique.Make("win-1"), Hints: slice.Endpoints[0].Hints,
 				Ready: true, Serving: false}}},
 		trigger: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
 
-	slimmer := &sliceSlimmer{}
 	for _, tc := range []struct {
 		name      string
 		transform func(any) (any, error)
@@ -95,7 +95,7 @@ func TestSlimObjects(t *testing.T) {
 	}{
 		{"node", slimNode, node, wantNode},
 		{"service", slimService, svc, wantSvc},
-		{"endpoint slice", slimmer.transform, slice, wantSlice},
+		{"endpoint slice", slimSlice, slice, wantSlice},
 		{"a tombstone is passed on", slimNode, "not a node", "not a node"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +103,8 @@ func TestSlimObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+				cmp.Comparer(func(a, b unique.Handle[string]) bool { return a == b })); diff != "" {
 				t.Errorf("slim %s (-want +got):\n%s", tc.name, diff)
 			}
 		})
@@ -111,9 +112,9 @@ func TestSlimObjects(t *testing.T) {
 	// Two slices' endpoints on one node share its name.
 	other := slice.DeepCopy()
 	other.Endpoints[0].NodeName = new(string(append([]byte(nil), nodeName...)))
-	a, _ := slimmer.transform(slice)
-	b, _ := slimmer.transform(other)
-	na, nb := a.(*cachedSlice).slice.Endpoints[0].Node, b.(*cachedSlice).slice.Endpoints[0].Node
+	a, _ := slimSlice(slice)
+	b, _ := slimSlice(other)
+	na, nb := a.(*cachedSlice).slice.Endpoints[0].Node.Value(), b.(*cachedSlice).slice.Endpoints[0].Node.Value()
 	if unsafe.StringData(na) != unsafe.StringData(nb) {
 		t.Errorf("the node name %q is held twice: %p, %p", na, unsafe.StringData(na), unsafe.StringData(nb))
 	}
@@ -131,8 +132,7 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.5"}, NodeName: new("win-1"),
 			Hints: &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}}}},
 	}
-	slimmer := &sliceSlimmer{}
-	stored, copied := storedAndCopied(t, slimmer.transform, es)
+	stored, copied := storedAndCopied(t, slimSlice, es)
 	cp := copied.(*cachedSlice)
 	cp.slice.Ports[0].Port, cp.slice.Endpoints[0].Hints.ForZones[0].Name = 1, "z2"
 	cp.SetName("other")
@@ -144,7 +144,7 @@ func TestCachedSliceIsAnObject(t *testing.T) {
 	list := func(context.Context, metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
 		return &discoveryv1.EndpointSliceList{Items: []discoveryv1.EndpointSlice{*es.DeepCopy()}}, nil
 	}
-	consistencydetector.CheckDataConsistency(context.Background(), "endpointslices", "9", list, slimmer.transform, metav1.ListOptions{},
+	consistencydetector.CheckDataConsistency(context.Background(), "endpointslices", "9", list, slimSlice, metav1.ListOptions{},
 		func() []any { return []any{stored} })
 }
 
@@ -185,7 +185,8 @@ func storedAndCopied(t *testing.T, transform func(any) (any, error), in any) (st
 		t.Fatalf("the informer stores a %T, not a runtime.Object", stored)
 	}
 	copied = obj.DeepCopyObject()
-	opts := cmp.Options{cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })}
+	opts := cmp.Options{cmp.AllowUnexported(cachedSlice{}, cachedService{}, cacheMeta{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+		cmp.Comparer(func(a, b unique.Handle[string]) bool { return a == b })}
 	if diff := cmp.Diff(stored, copied, opts); diff != "" {
 		t.Errorf("DeepCopyObject (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -47,7 +48,7 @@ type backendSelection struct {
 // the source VIP are winkernel's, from every endpoint that passes.
 func (s *serviceComputer) selectBackends(p *portPlan, eps []*Slice) {
 	c := s.c
-	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.nodeName)
+	s.endpoints = endpointsFor(s.endpoints[:0], eps, p.family, p.port, c.node)
 	mode := s.topologyMode(p)
 	// inTopo says, under a topology, for each backend of b.all whether one
 	// of its endpoints is in it.
@@ -343,7 +344,7 @@ func (c *nodeContext) sourceVIPFor(fam v1alpha1.IPFamily, containsNodeOrPublic b
 // both not, the last one wins resp. the first stays). The same IP on two
 // ports stays two endpoints. The result is sorted by IP and port, so it
 // does not depend on slice order.
-func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp ServicePort, nodeName string) []endpoint {
+func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp ServicePort, node unique.Handle[string]) []endpoint {
 	for _, s := range eps {
 		if s.Family != fam {
 			continue
@@ -360,7 +361,7 @@ func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp Servic
 			buf = append(buf, endpoint{
 				ip:          e.Addr.Unmap(),
 				port:        uint16(port),
-				local:       e.Node != "" && e.Node == nodeName,
+				local:       e.Node != unique.Handle[string]{} && e.Node == node,
 				ready:       e.Ready,
 				serving:     e.Serving,
 				terminating: e.Terminating,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/netip"
+	"unique"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
 )
@@ -32,17 +33,18 @@ func (c *Incremental) ServiceHealthChecks() map[string]ServiceHealthCheck {
 		svc := c.services[k]
 		out[k] = ServiceHealthCheck{
 			Port:           uint16(svc.HealthCheckNodePort),
-			LocalEndpoints: localReadyEndpoints(c.slices[k], family, c.nodeName()),
+			LocalEndpoints: localReadyEndpoints(c.slices[k], family, c.node()),
 		}
 	}
 	return out
 }
 
-func (c *Incremental) nodeName() string {
+// node is the handle of the node's name (nodeOf), the zero handle before SetNode.
+func (c *Incremental) node() unique.Handle[string] {
 	if c.ctx == nil {
-		return ""
+		return unique.Handle[string]{}
 	}
-	return c.ctx.nodeName
+	return c.ctx.node
 }
 
 // needsHealthCheck follows the API's rule (k8s.io/kubernetes pkg/api/v1/service NeedsHealthCheck):
@@ -52,7 +54,7 @@ func needsHealthCheck(svc *Service) bool {
 		svc.HealthCheckNodePort > 0 && svc.HealthCheckNodePort <= 65535
 }
 
-func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, nodeName string) int {
+func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, node unique.Handle[string]) int {
 	ips := map[netip.Addr]struct{}{}
 	for _, s := range group {
 		// kube-proxy reads endpoints per slice port: a slice without ports contributes none.
@@ -61,7 +63,7 @@ func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, nodeName stri
 		}
 		for i := range s.Endpoints {
 			// The EndpointSlice controller sets ready false for terminating endpoints.
-			if e := &s.Endpoints[i]; e.Addr.IsValid() && e.Node != "" && e.Node == nodeName && e.Ready {
+			if e := &s.Endpoints[i]; e.Addr.IsValid() && e.Node != (unique.Handle[string]{}) && e.Node == node && e.Ready {
 				ips[e.Addr.Unmap()] = struct{}{}
 			}
 		}

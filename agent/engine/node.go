@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"net/netip"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,7 +16,9 @@ import (
 // shared is the part of the node context every service computation reads.
 // When it changes every service is recomputed; it is compared by value.
 type shared struct {
-	nodeName     string
+	nodeName string
+	// node is nodeName's handle, as the slices' endpoints name their nodes (nodeOf).
+	node         unique.Handle[string]
 	overlay      bool
 	programmable bool
 	families     []v1alpha1.IPFamily
@@ -92,7 +95,7 @@ func newNodeContext(in nodeInputs, cfg *v1alpha1.ResolvedProxyConfig, v *HNSView
 	} else {
 		c.local = localEndpoints(v.Endpoints)
 	}
-	c.nodeName = in.nodeName
+	c.nodeName, c.node = in.nodeName, nodeOf(in.nodeName)
 	c.caps = v.Capabilities
 	c.hostMAC = v.HostMAC
 	c.programmable = true

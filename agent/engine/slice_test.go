@@ -3,6 +3,7 @@ package engine
 import (
 	"net/netip"
 	"testing"
+	"unique"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,7 +35,7 @@ func TestSliceOf(t *testing.T) {
 			labels:   map[string]string{discoveryv1.LabelServiceName: "web"},
 			endpoint: discoveryv1.Endpoint{Addresses: []string{"10.244.1.5", "10.244.1.6"}, NodeName: &node, Hints: hints},
 			want: Slice{Service: "web", Family: v1alpha1.IPv4,
-				Endpoints: []SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: "win-1", Hints: hints, Ready: true, Serving: true}}},
+				Endpoints: []SliceEndpoint{{Addr: netip.MustParseAddr("10.244.1.5"), Node: unique.Make("win-1"), Hints: hints, Ready: true, Serving: true}}},
 		},
 		{
 			name: "set conditions as they are", addressType: discoveryv1.AddressTypeIPv6,
@@ -69,7 +70,8 @@ func TestSliceOf(t *testing.T) {
 				AddressType: tc.addressType, Endpoints: []discoveryv1.Endpoint{tc.endpoint}}
 			want := tc.want
 			want.Namespace, want.Name = "ns", "web-x"
-			if diff := cmp.Diff(&want, SliceOf(es), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(&want, SliceOf(es), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+				cmp.Comparer(func(a, b unique.Handle[string]) bool { return a == b })); diff != "" {
 				t.Errorf("SliceOf (-want +got):\n%s", diff)
 			}
 		})
