@@ -9,9 +9,9 @@ import (
 // cachedSlice): what an informer keys and versions an object by. The API's ObjectMeta is 248
 // bytes, this 48; at 10k Services and as many slices that is 4 MB of the agent's live heap. The
 // UID is left out too (1.3 MB more): the agent names Services and slices by namespace and name, as
-// kube-proxy does, and so does the one Event it records on a Service (events.go). Everything else reads as unset, and setting it
-// keeps nothing: the agent never reads it, and the cache never sets it (no default transform runs
-// on these objects).
+// kube-proxy does, and so does the one Event it records on a Service (events.go). Everything else
+// reads as unset, and setting it keeps nothing: the agent never reads it, and the cache never sets
+// it (no default transform runs on these objects).
 type cacheMeta struct {
 	namespace, name, resourceVersion string
 }

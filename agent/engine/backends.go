@@ -361,7 +361,7 @@ func endpointsFor(buf []endpoint, eps []*Slice, fam v1alpha1.IPFamily, sp Servic
 			buf = append(buf, endpoint{
 				ip:          e.Addr.Unmap(),
 				port:        uint16(port),
-				local:       e.Node != unique.Handle[string]{} && e.Node == node,
+				local:       e.on(node),
 				ready:       e.Ready,
 				serving:     e.Serving,
 				terminating: e.Terminating,

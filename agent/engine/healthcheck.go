@@ -63,7 +63,7 @@ func localReadyEndpoints(group []*Slice, family v1alpha1.IPFamily, node unique.H
 		}
 		for i := range s.Endpoints {
 			// The EndpointSlice controller sets ready false for terminating endpoints.
-			if e := &s.Endpoints[i]; e.Addr.IsValid() && e.Node != (unique.Handle[string]{}) && e.Node == node && e.Ready {
+			if e := &s.Endpoints[i]; e.Addr.IsValid() && e.on(node) && e.Ready {
 				ips[e.Addr.Unmap()] = struct{}{}
 			}
 		}

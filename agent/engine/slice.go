@@ -131,6 +131,11 @@ func slicePortProtocol(p *corev1.Protocol) corev1.Protocol {
 	return knownProtocol(*p)
 }
 
+// on reports whether the endpoint runs on node (nodeOf): never when either is unset.
+func (e *SliceEndpoint) on(node unique.Handle[string]) bool {
+	return node != unique.Handle[string]{} && e.Node == node
+}
+
 // nodeOf is the handle of a node's name; the zero handle for none.
 func nodeOf(name string) unique.Handle[string] {
 	if name == "" {
