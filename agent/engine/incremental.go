@@ -36,13 +36,15 @@ type Incremental struct {
 	// results is what each service contributed, to take it back.
 	results map[string]contribution
 	// addrs are, per address, the services that looked it up among the
-	// local HNS endpoints and the counts of those wanting its remote
-	// endpoint as a backend or as a service VIP: one map for both, as
-	// nearly every backend address is both looked up and a remote endpoint
-	// (100,000 at 10k services). Desired.RemoteEndpoints reads it and makes
-	// each address's endpoint when asked (incrementalRemotes); remotes
-	// counts its addresses with a remote endpoint.
+	// local HNS endpoints (one inline, the others in lookers) and the counts
+	// of those wanting its remote endpoint as a backend or as a service VIP:
+	// one map for both, as nearly every backend address is both looked up
+	// and a remote endpoint (100,000 at 10k services). Desired.RemoteEndpoints
+	// reads it and makes each address's endpoint when asked
+	// (incrementalRemotes); remotes counts its addresses with a remote
+	// endpoint.
 	addrs   addrmap.Map[addrUse]
+	lookers lookers
 	remotes int
 	// lbs are the contributions to each LB key: its own service's, or each
 	// sharing service's for a shared (health-check) key.
@@ -95,6 +97,9 @@ type contribution struct {
 	// 2.5 MB at 10k services) and one map update instead of two.
 	addrs                     []addrRef
 	topologyRouted, readsZone bool
+	// looker is the service's number among the lookers, if it looked an
+	// address up.
+	looker int32
 }
 
 // addrRef is what one service did with one address: looked it up among
@@ -147,9 +152,9 @@ func addrRefs(remotes []RemoteEndpoint, ips []netip.Addr) []addrRef {
 	return out
 }
 
-// use adds (by +1) or takes back (by -1) what service k did with one
-// address.
-func (c *Incremental) use(k string, ref addrRef, by int32) {
+// use adds (by +1) or takes back (by -1) what the service numbered looker
+// among the lookers did with one address.
+func (c *Incremental) use(looker int32, ref addrRef, by int32) {
 	was := c.addrs.At(ref.ip)
 	u := was
 	switch ref.remote {
@@ -160,27 +165,27 @@ func (c *Incremental) use(k string, ref addrRef, by int32) {
 	}
 	if ref.lookedUp {
 		if by > 0 {
-			u.lookedUp.add(k)
+			c.lookers.add(ref.ip, &u, looker)
 		} else {
-			u.lookedUp.remove(k)
+			c.lookers.remove(ref.ip, &u, looker)
 		}
 	}
 	c.setAddr(ref.ip, was, u)
 }
 
 // addrUse is what the services do with one address: look it up among the
-// local HNS endpoints (lookedUp), and want its remote endpoint as a backend
-// or as a service VIP (counted). What that remote endpoint is follows from
+// local HNS endpoints (looker: the number of one of them, the others are in
+// Incremental.lookers), and want its remote endpoint as a backend or as a
+// service VIP (counted). What that remote endpoint is follows from
 // the address and the node context (nodeContext.backendRemote,
 // serviceVIPEndpoint), so it is made when read, not stored: at 10k services
 // a MAC and a provider address per entry were a third of the map. An
 // address none of them uses has no entry.
 type addrUse struct {
-	lookedUp            smallSet[string]
-	backend, serviceVIP int32
+	looker, backend, serviceVIP int32
 }
 
-func (u addrUse) unused() bool { return u.lookedUp.empty() && !u.remote() }
+func (u addrUse) unused() bool { return u.looker == 0 && !u.remote() }
 
 // remote reports whether a remote endpoint is desired for the address.
 func (u addrUse) remote() bool { return u.backend > 0 || u.serviceVIP > 0 }
@@ -301,7 +306,7 @@ func (c *Incremental) SetClusterNode(node *corev1.Node) {
 func (c *Incremental) DeleteClusterNode(name string) { c.nodes.delete(name) }
 
 func (c *Incremental) markIP(ip netip.Addr) {
-	for _, k := range c.addrs.At(ip).lookedUp.all() {
+	for _, k := range c.lookers.of(ip, c.addrs.At(ip)) {
 		c.dirty[k] = struct{}{}
 	}
 }
@@ -491,10 +496,13 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		touchedLB[key] = struct{}{}
 	}
 	for _, ref := range r.addrs {
-		c.use(k, ref, -1)
+		c.use(r.looker, ref, -1)
 		if ref.remote != noRemote {
 			touchedIP[ref.ip] = struct{}{}
 		}
+	}
+	if r.looker != 0 {
+		c.lookers.give(r.looker)
 	}
 }
 
@@ -520,8 +528,11 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		c.frontends[fk] = cs
 	}
 	kept.addrs = addrRefs(r.remotes, r.ips)
+	if len(r.ips) > 0 {
+		kept.looker = c.lookers.take(k)
+	}
 	for _, ref := range kept.addrs {
-		c.use(k, ref, +1)
+		c.use(kept.looker, ref, +1)
 		if ref.remote != noRemote {
 			touchedIP[ref.ip] = struct{}{}
 		}

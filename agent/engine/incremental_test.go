@@ -201,12 +201,16 @@ func TestIncrementalEqualsCompute(t *testing.T) {
 // say: no entry for an address nobody uses any more (it would be kept forever), none missing.
 func checkAddrs(t *testing.T, step string, inc *Incremental) {
 	t.Helper()
-	want := map[netip.Addr]addrUse{}
+	type use struct {
+		lookers             []string
+		backend, serviceVIP int32
+	}
+	want := map[netip.Addr]use{}
 	for k, r := range inc.results {
 		for _, ref := range r.addrs {
 			u := want[ref.ip]
 			if ref.lookedUp {
-				u.lookedUp.add(k)
+				u.lookers = append(u.lookers, k)
 			}
 			switch ref.remote {
 			case backendRemote:
@@ -222,9 +226,30 @@ func checkAddrs(t *testing.T, step string, inc *Incremental) {
 	}
 	for ip, w := range want {
 		g, ok := inc.addrs.Get(ip)
-		if !ok || g.backend != w.backend || g.serviceVIP != w.serviceVIP || !sameElements(g.lookedUp.all(), w.lookedUp.all()) {
-			t.Fatalf("%s: address %v kept as %+v, the results say %+v", step, ip, g, w)
+		lookers := inc.lookers.of(ip, g)
+		if !ok || g.backend != w.backend || g.serviceVIP != w.serviceVIP || !sameElements(lookers, w.lookers) {
+			t.Fatalf("%s: address %v kept as %+v (looked up by %q), the results say %+v", step, ip, g, lookers, w)
 		}
+	}
+	// An address's other lookers are kept only while it has a first one.
+	for ip := range inc.lookers.more.All() {
+		if inc.addrs.At(ip).looker == 0 {
+			t.Fatalf("%s: address %v has other lookers and no first one", step, ip)
+		}
+	}
+	// Every number names a service with a contribution that holds it, and only a free number
+	// names none.
+	numbered := 0
+	for k, r := range inc.results {
+		if r.looker != 0 {
+			numbered++
+			if inc.lookers.names[r.looker-1] != k {
+				t.Fatalf("%s: %s holds number %d, which names %q", step, k, r.looker, inc.lookers.names[r.looker-1])
+			}
+		}
+	}
+	if numbered+len(inc.lookers.free) != len(inc.lookers.names) {
+		t.Fatalf("%s: %d numbers held and %d free of %d", step, numbered, len(inc.lookers.free), len(inc.lookers.names))
 	}
 }
 

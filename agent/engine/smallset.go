@@ -8,10 +8,9 @@ import (
 )
 
 // smallSet is a set that holds its first element inline. The incremental
-// engine keeps one per address and per frontend, nearly all with one
-// element: a map or a slice each would cost more than the rest of its
-// state, so the rest is behind one pointer and the zero value (never a
-// service key or an LB key) means empty: 24 bytes for a string set.
+// engine keeps one per frontend, nearly all with one element: a map or a
+// slice each would cost more than the rest of its state, so the rest is
+// behind one pointer and the zero value (never a claim) means empty.
 type smallSet[T comparable] struct {
 	first T
 	more  *[]T
