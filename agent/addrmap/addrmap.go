@@ -25,8 +25,9 @@ type Map[V any] struct {
 // Make is an empty Map with room for n IPv4 addresses.
 func Make[V any](n int) Map[V] { return Map[V]{v4: make(map[uint32]V, n)} }
 
-// key4 is ip's key in v4, if ip is an IPv4 address.
-func key4(ip netip.Addr) (uint32, bool) {
+// Key4 is the 4-byte form of ip that the maps key it by, if ip is an IPv4 address (Addr4 gives
+// it back): for whoever else holds many addresses.
+func Key4(ip netip.Addr) (uint32, bool) {
 	if !ip.Is4() {
 		return 0, false
 	}
@@ -34,8 +35,8 @@ func key4(ip netip.Addr) (uint32, bool) {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), true
 }
 
-// addr4 is the IPv4 address of key k.
-func addr4(k uint32) netip.Addr {
+// Addr4 is the IPv4 address whose 4-byte form k is.
+func Addr4(k uint32) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(k >> 24), byte(k >> 16), byte(k >> 8), byte(k)})
 }
 
@@ -43,7 +44,7 @@ func addr4(k uint32) netip.Addr {
 func (m Map[V]) Get(ip netip.Addr) (V, bool) {
 	var v V
 	var ok bool
-	if k, is4 := key4(ip); is4 {
+	if k, is4 := Key4(ip); is4 {
 		v, ok = m.v4[k]
 	} else {
 		v, ok = m.other[ip]
@@ -59,7 +60,7 @@ func (m Map[V]) At(ip netip.Addr) V {
 
 // Set sets ip's value.
 func (m *Map[V]) Set(ip netip.Addr, v V) {
-	if k, is4 := key4(ip); is4 {
+	if k, is4 := Key4(ip); is4 {
 		if m.v4 == nil {
 			m.v4 = map[uint32]V{}
 		}
@@ -74,7 +75,7 @@ func (m *Map[V]) Set(ip netip.Addr, v V) {
 
 // Delete removes ip's value, if it has one.
 func (m Map[V]) Delete(ip netip.Addr) {
-	if k, is4 := key4(ip); is4 {
+	if k, is4 := Key4(ip); is4 {
 		delete(m.v4, k)
 	} else {
 		delete(m.other, ip)
@@ -95,7 +96,7 @@ func (m Map[V]) Clear() {
 func (m Map[V]) All() iter.Seq2[netip.Addr, V] {
 	return func(yield func(netip.Addr, V) bool) {
 		for k, v := range m.v4 {
-			if !yield(addr4(k), v) {
+			if !yield(Addr4(k), v) {
 				return
 			}
 		}

@@ -91,71 +91,18 @@ func (c *Incremental) Changes() Changes { return c.changes }
 // contribution is what one service added to Desired.
 type contribution struct {
 	lbKeys []LBKey
-	// addrs are the addresses the service used, sorted, each once: nearly
-	// every backend address is both looked up and a remote endpoint, and
-	// one list of both costs 32 bytes an address where two cost 56 (about
-	// 2.5 MB at 10k services) and one map update instead of two.
-	addrs                     []addrRef
+	// addrs are the addresses the service used, each once.
+	addrs                     addrList
 	topologyRouted, readsZone bool
 	// looker is the service's number among the lookers, if it looked an
 	// address up.
 	looker int32
 }
 
-// addrRef is what one service did with one address: looked it up among
-// the local HNS endpoints, and wanted its remote endpoint as a backend or
-// as its service VIP, or not at all.
-type addrRef struct {
-	ip       netip.Addr
-	lookedUp bool
-	remote   remoteUse
-}
-
-// remoteUse is what a service wants an address's remote endpoint for.
-type remoteUse uint8
-
-const (
-	noRemote remoteUse = iota
-	backendRemote
-	serviceVIPRemote
-)
-
-// addrRefs merges a service's remote endpoints and looked-up addresses,
-// both sorted by address with each address once (serviceComputer.result),
-// into one list.
-func addrRefs(remotes []RemoteEndpoint, ips []netip.Addr) []addrRef {
-	if len(remotes)+len(ips) == 0 {
-		return nil
-	}
-	out := make([]addrRef, 0, max(len(remotes), len(ips)))
-	for len(remotes) > 0 || len(ips) > 0 {
-		var ref addrRef
-		switch {
-		case len(ips) == 0 || len(remotes) > 0 && remotes[0].IP.Less(ips[0]):
-			ref.ip = remotes[0].IP
-		default:
-			ref.ip = ips[0]
-		}
-		if len(remotes) > 0 && remotes[0].IP == ref.ip {
-			ref.remote = backendRemote
-			if remotes[0].ServiceVIP {
-				ref.remote = serviceVIPRemote
-			}
-			remotes = remotes[1:]
-		}
-		if len(ips) > 0 && ips[0] == ref.ip {
-			ref.lookedUp = true
-			ips = ips[1:]
-		}
-		out = append(out, ref)
-	}
-	return out
-}
-
 // use adds (by +1) or takes back (by -1) what the service numbered looker
 // among the lookers did with one address.
-func (c *Incremental) use(looker int32, ref addrRef, by int32) {
-	was := c.addrs.At(ref.ip)
+func (c *Incremental) use(looker int32, ip netip.Addr, ref addrRef, by int32) {
+	was := c.addrs.At(ip)
 	u := was
 	switch ref.remote {
 	case backendRemote:
@@ -165,12 +112,12 @@ func (c *Incremental) use(looker int32, ref addrRef, by int32) {
 	}
 	if ref.lookedUp {
 		if by > 0 {
-			c.lookers.add(ref.ip, &u, looker)
+			c.lookers.add(ip, &u, looker)
 		} else {
-			c.lookers.remove(ref.ip, &u, looker)
+			c.lookers.remove(ip, &u, looker)
 		}
 	}
-	c.setAddr(ref.ip, was, u)
+	c.setAddr(ip, was, u)
 }
 
 // addrUse is what the services do with one address: look it up among the
@@ -495,10 +442,10 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 		}
 		touchedLB[key] = struct{}{}
 	}
-	for _, ref := range r.addrs {
-		c.use(r.looker, ref, -1)
+	for ip, ref := range r.addrs.all() {
+		c.use(r.looker, ip, ref, -1)
 		if ref.remote != noRemote {
-			touchedIP[ref.ip] = struct{}{}
+			touchedIP[ip] = struct{}{}
 		}
 	}
 	if r.looker != 0 {
@@ -531,10 +478,10 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 	if len(r.ips) > 0 {
 		kept.looker = c.lookers.take(k)
 	}
-	for _, ref := range kept.addrs {
-		c.use(kept.looker, ref, +1)
+	for ip, ref := range kept.addrs.all() {
+		c.use(kept.looker, ip, ref, +1)
 		if ref.remote != noRemote {
-			touchedIP[ref.ip] = struct{}{}
+			touchedIP[ip] = struct{}{}
 		}
 	}
 	kept.topologyRouted, kept.readsZone = r.topologyRouted, r.readsZone

@@ -207,8 +207,8 @@ func checkAddrs(t *testing.T, step string, inc *Incremental) {
 	}
 	want := map[netip.Addr]use{}
 	for k, r := range inc.results {
-		for _, ref := range r.addrs {
-			u := want[ref.ip]
+		for ip, ref := range r.addrs.all() {
+			u := want[ip]
 			if ref.lookedUp {
 				u.lookers = append(u.lookers, k)
 			}
@@ -218,7 +218,7 @@ func checkAddrs(t *testing.T, step string, inc *Incremental) {
 			case serviceVIPRemote:
 				u.serviceVIP++
 			}
-			want[ref.ip] = u
+			want[ip] = u
 		}
 	}
 	if len(want) != inc.addrs.Len() {
