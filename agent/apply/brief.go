@@ -1,8 +1,11 @@
 package apply
 
 import (
+	"cmp"
+	"encoding/binary"
 	"net/netip"
 
+	"github.com/winproxy/winproxy/agent/addrmap"
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
@@ -12,11 +15,11 @@ import (
 // flag, no prefix length. The model holds a hundred thousand remote
 // endpoints at 10k services; as hns.Endpoints, each with its own name, MAC
 // and address slice, they were the largest part of the applier's memory
-// (about 250 bytes each, against the 48 of a brief; docs/performance.md,
+// (about 250 bytes each, against the 32 of a brief; docs/performance.md,
 // "Where the live heap goes").
 type brief struct {
 	id string
-	ip netip.Addr
+	at briefAddr
 	// pa is the provider address's place in the briefing's table: a node's
 	// address, shared by every brief of a backend on that node.
 	pa uint32
@@ -26,6 +29,17 @@ type brief struct {
 	// host's MAC of a service VIP's endpoint, by its place in the briefing's
 	// table after those two.
 	mac uint32
+}
+
+// briefAddr is a brief's address in 8 bytes where a netip.Addr takes 24
+// (1.8 MB at 10k services): its last 32 bits, and where its first 96 are. An
+// IPv4 address has none (hi 0); an IPv6 one has 1 + their place in the
+// briefing's table, which the pods of a node share as they share its
+// provider address (a node's pod CIDR is wider than 32 bits).
+type briefAddr struct{ hi, lo uint32 }
+
+func (a briefAddr) compare(b briefAddr) int {
+	return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.lo, b.lo))
 }
 
 // The MACs a brief holds without the briefing's table.
@@ -46,11 +60,48 @@ type briefing struct {
 	paAt      map[netip.Addr]uint32
 	macs      []string
 	macAt     map[string]uint32
+	highs     [][12]byte
+	highAt    map[[12]byte]uint32
 }
 
 // newBriefing is the briefing of network networkID, its table empty.
 func newBriefing(networkID string) *briefing {
-	return &briefing{networkID: networkID, paAt: map[netip.Addr]uint32{}, macAt: map[string]uint32{}}
+	return &briefing{networkID: networkID, paAt: map[netip.Addr]uint32{}, macAt: map[string]uint32{}, highAt: map[[12]byte]uint32{}}
+}
+
+// addrOf is ip as a brief holds it. An address with a zone is held by none.
+// Adding makes a place in the table for the first 96 bits of an IPv6
+// address when they have none; without it such an address is no brief's.
+func (g *briefing) addrOf(ip netip.Addr, add bool) (briefAddr, bool) {
+	if k, is4 := addrmap.Key4(ip); is4 {
+		return briefAddr{lo: k}, true
+	}
+	if !ip.Is6() || ip.Zone() != "" {
+		return briefAddr{}, false
+	}
+	b := ip.As16()
+	high := [12]byte(b[:12])
+	i, ok := g.highAt[high]
+	if !ok {
+		if !add {
+			return briefAddr{}, false
+		}
+		g.highs = append(g.highs, high)
+		i = uint32(len(g.highs))
+		g.highAt[high] = i
+	}
+	return briefAddr{hi: i, lo: binary.BigEndian.Uint32(b[12:])}, true
+}
+
+// addr is the address a stands for.
+func (g *briefing) addr(a briefAddr) netip.Addr {
+	if a.hi == 0 {
+		return addrmap.Addr4(a.lo)
+	}
+	var b [16]byte
+	copy(b[:12], g.highs[a.hi-1][:])
+	binary.BigEndian.PutUint32(b[12:], a.lo)
+	return netip.AddrFrom16(b)
 }
 
 // paOf is pa's place in the table, added when new.
@@ -88,7 +139,11 @@ func briefOf(ep hns.Endpoint, g *briefing) (brief, bool) {
 	if ep.Name != string(ip.AppendTo(append(buf[:0], hns.EndpointNamePrefix...))) {
 		return brief{}, false
 	}
-	b := brief{id: ep.ID, ip: ip}
+	at, ok := g.addrOf(ip, true)
+	if !ok {
+		return brief{}, false
+	}
+	b := brief{id: ep.ID, at: at}
 	mac := hns.AppendConjuredMAC(buf[:0], ip)
 	switch {
 	case ep.MAC == string(mac):
@@ -106,19 +161,20 @@ func briefOf(ep hns.Endpoint, g *briefing) (brief, bool) {
 // conjured MAC in one string, its address slice).
 func (b brief) expand(g *briefing) hns.Endpoint {
 	var buf [80]byte
-	ep, _ := b.endpoint(string(b.appendText(buf[:0])), []netip.Addr{b.ip}, g)
+	ip := g.addr(b.at)
+	ep, _ := b.endpoint(string(b.appendText(buf[:0], ip)), []netip.Addr{ip}, g)
 	return ep
 }
 
 // appendText appends the name, then the MAC if it is conjured, of b's
-// endpoint to buf.
-func (b brief) appendText(buf []byte) []byte {
-	buf = b.ip.AppendTo(append(buf, hns.EndpointNamePrefix...))
+// endpoint, whose address is ip, to buf.
+func (b brief) appendText(buf []byte, ip netip.Addr) []byte {
+	buf = ip.AppendTo(append(buf, hns.EndpointNamePrefix...))
 	if b.mac >= tabledMACs {
 		return buf
 	}
 	n := len(buf)
-	buf = hns.AppendConjuredMAC(buf, b.ip)
+	buf = hns.AppendConjuredMAC(buf, ip)
 	if b.mac == conjuredUpperMAC {
 		hns.UpperHex(buf[n:])
 	}
@@ -130,7 +186,7 @@ func (b brief) appendText(buf []byte) []byte {
 // the rest of text.
 func (b brief) endpoint(text string, ips []netip.Addr, g *briefing) (hns.Endpoint, string) {
 	var buf [64]byte
-	name := len(hns.EndpointNamePrefix) + len(b.ip.AppendTo(buf[:0]))
+	name := len(hns.EndpointNamePrefix) + len(ips[0].AppendTo(buf[:0]))
 	ep := hns.Endpoint{ID: b.id, Name: text[:name], NetworkID: g.networkID, IPs: ips, Remote: true,
 		ProviderAddress: g.pas[b.pa]}
 	if b.mac >= tabledMACs {
@@ -147,13 +203,13 @@ func (b brief) endpoint(text string, ips []netip.Addr, g *briefing) (hns.Endpoin
 // sync that reads the whole model gets a hundred thousand at 10k services.
 func expandAll(eps []hns.Endpoint, bs []brief, g *briefing) []hns.Endpoint {
 	text := make([]byte, 0, len(bs)*(len(hns.EndpointNamePrefix)+len("255.255.255.255")+len(hns.FallbackMAC)))
-	for _, b := range bs {
-		text = b.appendText(text)
-	}
-	all := string(text)
 	ips := make([]netip.Addr, len(bs))
 	for i, b := range bs {
-		ips[i] = b.ip
+		ips[i] = g.addr(b.at)
+		text = b.appendText(text, ips[i])
+	}
+	all := string(text)
+	for i, b := range bs {
 		var ep hns.Endpoint
 		ep, all = b.endpoint(all, ips[i:i+1:i+1], g)
 		eps = append(eps, ep)

@@ -18,6 +18,7 @@ import (
 func TestBriefLosesNothing(t *testing.T) {
 	const network = "NET"
 	ip4, ip6 := netip.MustParseAddr("10.244.2.7"), netip.MustParseAddr("fd00:10:244:2::7")
+	ip6b, mapped, zoned := netip.MustParseAddr("fd00:10:244:3::7"), netip.MustParseAddr("::ffff:10.244.2.7"), netip.MustParseAddr("fd00:10:244:2::7%eth0")
 	pa := netip.MustParseAddr("172.18.0.3")
 	// remote is the endpoint the agent creates for ip, as HNS answers it.
 	remote := func(ip netip.Addr, change func(*hns.Endpoint)) hns.Endpoint {
@@ -55,6 +56,11 @@ func TestBriefLosesNothing(t *testing.T) {
 			ep.IPs, ep.Name, ep.MAC = []netip.Addr{{}}, hns.EndpointNamePrefix, hns.FallbackMAC
 		}), false},
 		{"network ID in another case", remote(ip4, func(ep *hns.Endpoint) { ep.NetworkID = "net" }), false},
+		// An IPv6 address is held as its last 32 bits and the place of its first 96: another
+		// node's pods, an IPv4-mapped form of ip4, which must not come back as ip4.
+		{"the agent's, IPv6 on another node", remote(ip6b, nil), true},
+		{"the agent's, IPv4-mapped IPv6", remote(mapped, nil), true},
+		{"an address with a zone", remote(zoned, nil), false},
 	}
 	addrs := cmpopts.EquateComparable(netip.Addr{})
 	var all []brief

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"net/netip"
 	"slices"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -30,14 +29,14 @@ const briefTailMax = 64
 
 // find is the place of the brief of ip whose ID is id, building the index
 // on first use.
-func (x *briefIndex) find(bs *briefList, ip netip.Addr, id string) (int, bool) {
+func (x *briefIndex) find(bs *briefList, ip briefAddr, id string) (int, bool) {
 	if !x.built {
 		x.build(bs)
 	}
-	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip netip.Addr) int { return bs.at(int(p)).ip.Compare(ip) })
+	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip briefAddr) int { return bs.at(int(p)).at.compare(ip) })
 	for _, p := range x.sorted[at:] {
 		b := bs.at(int(p))
-		if b.ip != ip {
+		if b.at != ip {
 			break
 		}
 		if hns.SameID(b.id, id) {
@@ -45,7 +44,7 @@ func (x *briefIndex) find(bs *briefList, ip netip.Addr, id string) (int, bool) {
 		}
 	}
 	for _, p := range x.tail {
-		if b := bs.at(int(p)); b.ip == ip && hns.SameID(b.id, id) {
+		if b := bs.at(int(p)); b.at == ip && hns.SameID(b.id, id) {
 			return int(p), true
 		}
 	}
@@ -58,7 +57,7 @@ func (x *briefIndex) build(bs *briefList) {
 	for i := range bs.len() {
 		x.sorted = append(x.sorted, int32(i))
 	}
-	slices.SortFunc(x.sorted, func(p, q int32) int { return bs.at(int(p)).ip.Compare(bs.at(int(q)).ip) })
+	slices.SortFunc(x.sorted, func(p, q int32) int { return bs.at(int(p)).at.compare(bs.at(int(q)).at) })
 	x.tail = x.tail[:0]
 	x.built = true
 }
@@ -77,7 +76,7 @@ func (x *briefIndex) added(bs *briefList, i int) {
 	// search, and the places after it move up in one copy. Nothing is
 	// written before it is read, nothing is compared but on the searches'
 	// paths, and nothing is allocated but the growth.
-	byIP := func(p, q int32) int { return bs.at(int(p)).ip.Compare(bs.at(int(q)).ip) }
+	byIP := func(p, q int32) int { return bs.at(int(p)).at.compare(bs.at(int(q)).at) }
 	slices.SortFunc(x.tail, byIP)
 	end := len(x.sorted) // the places before end are not moved yet
 	x.sorted = append(x.sorted, x.tail...)

@@ -41,17 +41,25 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 			var bs []brief
 			var list briefList
 			var x briefIndex
+			g := newBriefing("NET")
+			briefAddrOf := func(ip netip.Addr) briefAddr {
+				at, ok := g.addrOf(ip, true)
+				if !ok {
+					t.Fatalf("%s held by no brief", ip)
+				}
+				return at
+			}
 			for i := range tc.before + tc.after {
 				if i == tc.before {
 					x.build(&list)
 				}
-				b := brief{id: fmt.Sprintf("%08X-0000-0000-0000-000000000000", i), ip: addr()}
+				b := brief{id: fmt.Sprintf("%08X-0000-0000-0000-000000000000", i), at: briefAddrOf(addr())}
 				bs = append(bs, b)
 				x.added(&list, list.add(b))
 			}
-			scan := func(ip netip.Addr, id string) (int, bool) {
+			scan := func(ip briefAddr, id string) (int, bool) {
 				for i, b := range bs {
-					if b.ip == ip && strings.EqualFold(b.id, id) {
+					if b.at == ip && strings.EqualFold(b.id, id) {
 						return i, true
 					}
 				}
@@ -59,18 +67,18 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 			}
 			for i, b := range bs {
 				for _, id := range []string{b.id, strings.ToLower(b.id)} {
-					if got, ok := x.find(&list, b.ip, id); !ok || got != i {
-						t.Fatalf("brief %d (%s at %s) found at %d, %v", i, id, b.ip, got, ok)
+					if got, ok := x.find(&list, b.at, id); !ok || got != i {
+						t.Fatalf("brief %d (%s at %s) found at %d, %v", i, id, g.addr(b.at), got, ok)
 					}
 				}
 				// The same ID at another address, and another ID at the same one, are not it.
-				other := addr()
+				other := briefAddrOf(addr())
 				want, wantOK := scan(other, b.id)
 				if got, ok := x.find(&list, other, b.id); ok != wantOK || got != want {
-					t.Fatalf("%s at %s found at %d, %v; a scan finds %d, %v", b.id, other, got, ok, want, wantOK)
+					t.Fatalf("%s at %s found at %d, %v; a scan finds %d, %v", b.id, g.addr(other), got, ok, want, wantOK)
 				}
-				if _, ok := x.find(&list, b.ip, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
-					t.Fatalf("an ID no brief has found at %s", b.ip)
+				if _, ok := x.find(&list, b.at, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
+					t.Fatalf("an ID no brief has found at %s", g.addr(b.at))
 				}
 			}
 			if len(x.tail) >= briefTailMax {
@@ -89,7 +97,7 @@ func TestBriefListIsASlice(t *testing.T) {
 	n := 0
 	add := func(count int) {
 		for range count {
-			b := brief{id: fmt.Sprint(n), ip: netip.AddrFrom4([4]byte{10, 244, byte(n >> 8), byte(n)})}
+			b := brief{id: fmt.Sprint(n), at: briefAddr{lo: uint32(n)}}
 			n++
 			if got := list.add(b); got != len(want) {
 				t.Fatalf("brief %d added at %d", len(want), got)

@@ -193,8 +193,10 @@ func (m *model) endpoint(ip netip.Addr, id string) (hns.Endpoint, bool) {
 	if !m.valid || m.epGone[uid] {
 		return hns.Endpoint{}, false
 	}
-	if i, ok := m.briefsAt.find(&m.briefs, ip, id); ok {
-		return m.briefs.at(i).expand(m.briefing), true
+	if at, ok := m.briefing.addrOf(ip, false); ok {
+		if i, ok := m.briefsAt.find(&m.briefs, at, id); ok {
+			return m.briefs.at(i).expand(m.briefing), true
+		}
 	}
 	if m.epAt == nil {
 		m.epAt = byID(m.eps, func(ep hns.Endpoint) string { return ep.ID })
