@@ -44,10 +44,10 @@ func (l *lookers) give(num int32) {
 
 // add records that service num looked up ip, whose use is u.
 func (l *lookers) add(ip netip.Addr, u *addrUse, num int32) {
-	switch {
-	case u.looker == 0:
+	switch u.looker {
+	case 0:
 		u.looker = num
-	case u.looker == num:
+	case num:
 	default:
 		more := l.more.At(ip)
 		if !slices.Contains(more, num) {
