@@ -87,3 +87,46 @@ func TestReadLedgerChangesNothing(t *testing.T) {
 		t.Errorf("a missing ledger reads as %v, %v; want empty", l, err)
 	}
 }
+
+// BenchmarkLedgerSnapshot is the cost of a compaction's text at 10k Services: 20,000 load
+// balancers of one fingerprint each. A journal is compacted after as many changes as it holds
+// entries, so an event's share is this over 20,000.
+func BenchmarkLedgerSnapshot(b *testing.B) {
+	l, err := OpenLedger("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 20000 {
+		id := fmt.Sprintf("%08X-0000-4000-8000-000000000000", i)
+		if err := l.change(entry{op: '+', kind: lineLoadBalancer, id: id, proofs: []string{strings.Repeat("F", fingerprintLen)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = l.snapshot()
+	}
+}
+
+// TestSnapshotIsSizedExactly: a compaction's text is made in one allocation of its exact size,
+// whatever its entries hold (no fingerprint, several, intents).
+func TestSnapshotIsSizedExactly(t *testing.T) {
+	l, err := OpenLedger("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := strings.Repeat("A", fingerprintLen)
+	for _, e := range []entry{
+		{op: '+', kind: lineLoadBalancer, id: "LB-OLD"},
+		{op: '+', kind: lineLoadBalancer, id: "LB-ONE", proofs: []string{fp}},
+		{op: '+', kind: lineLoadBalancer, id: "LB-TWO", proofs: []string{fp, strings.Repeat("B", fingerprintLen)}},
+		{op: '+', kind: lineIntent, id: strings.Repeat("C", fingerprintLen)},
+	} {
+		if err := l.change(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := l.snapshot(); len(b) != cap(b) {
+		t.Fatalf("a snapshot of %d bytes in room for %d:\n%s", len(b), cap(b), b)
+	}
+}
