@@ -57,33 +57,54 @@ func TestBriefIndexFindsWhatAScanFinds(t *testing.T) {
 				bs = append(bs, b)
 				x.added(&list, list.add(b))
 			}
-			scan := func(ip briefAddr, id string) (int, bool) {
+			check := func(step string) {
+				t.Helper()
+				scan := func(ip briefAddr, id string) (int, bool) {
+					for i, b := range bs {
+						if b.at == ip && strings.EqualFold(b.id, id) {
+							return i, true
+						}
+					}
+					return 0, false
+				}
 				for i, b := range bs {
-					if b.at == ip && strings.EqualFold(b.id, id) {
-						return i, true
+					for _, id := range []string{b.id, strings.ToLower(b.id)} {
+						if got, ok := x.find(&list, b.at, id); !ok || got != i {
+							t.Fatalf("%s: brief %d (%s at %s) found at %d, %v", step, i, id, g.addr(b.at), got, ok)
+						}
+					}
+					// The same ID at another address, and another ID at the same one, are not it.
+					other := briefAddrOf(addr())
+					want, wantOK := scan(other, b.id)
+					if got, ok := x.find(&list, other, b.id); ok != wantOK || got != want {
+						t.Fatalf("%s: %s at %s found at %d, %v; a scan finds %d, %v", step, b.id, g.addr(other), got, ok, want, wantOK)
+					}
+					if _, ok := x.find(&list, b.at, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
+						t.Fatalf("%s: an ID no brief has found at %s", step, g.addr(b.at))
 					}
 				}
-				return 0, false
+				if len(x.tail) >= briefTailMax {
+					t.Errorf("%s: %d briefs wait in the tail, at most %d should", step, len(x.tail), briefTailMax-1)
+				}
 			}
+			check("added")
+			// A compaction takes out every third brief: the index follows the places that moved.
+			gone := map[string]bool{}
 			for i, b := range bs {
-				for _, id := range []string{b.id, strings.ToLower(b.id)} {
-					if got, ok := x.find(&list, b.at, id); !ok || got != i {
-						t.Fatalf("brief %d (%s at %s) found at %d, %v", i, id, g.addr(b.at), got, ok)
-					}
-				}
-				// The same ID at another address, and another ID at the same one, are not it.
-				other := briefAddrOf(addr())
-				want, wantOK := scan(other, b.id)
-				if got, ok := x.find(&list, other, b.id); ok != wantOK || got != want {
-					t.Fatalf("%s at %s found at %d, %v; a scan finds %d, %v", b.id, g.addr(other), got, ok, want, wantOK)
-				}
-				if _, ok := x.find(&list, b.at, "FFFFFFFF-0000-0000-0000-000000000000"); ok {
-					t.Fatalf("an ID no brief has found at %s", g.addr(b.at))
+				if i%3 == 1 {
+					gone[b.id] = true
 				}
 			}
-			if len(x.tail) >= briefTailMax {
-				t.Errorf("%d briefs wait in the tail, at most %d should", len(x.tail), briefTailMax-1)
+			x.removed(list.deleteFunc(func(b brief) bool { return gone[b.id] }))
+			bs = slices.DeleteFunc(bs, func(b brief) bool { return gone[b.id] })
+			check("compacted")
+			// And more come after it, into the tail and merged.
+			for i := range briefTailMax + 3 {
+				b := brief{id: fmt.Sprintf("%08X-0000-0000-0000-0000000000FF", i), at: briefAddrOf(addr())}
+				bs = append(bs, b)
+				x.added(&list, list.add(b))
 			}
+			check("added after the compaction")
 		})
 	}
 }

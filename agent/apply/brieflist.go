@@ -33,12 +33,14 @@ func (l *briefList) add(b brief) int {
 }
 
 // deleteFunc removes the briefs del reports, keeping the others in order,
-// and lets go of the chunks left empty.
-func (l *briefList) deleteFunc(del func(brief) bool) {
+// and lets go of the chunks left empty. It returns the places removed, in
+// order, for the index to follow (briefIndex.removed).
+func (l *briefList) deleteFunc(del func(brief) bool) (gone []int32) {
 	kept := 0
 	for i := range l.n {
 		b := *l.at(i)
 		if del(b) {
+			gone = append(gone, int32(i))
 			continue
 		}
 		*l.at(kept) = b
@@ -52,4 +54,5 @@ func (l *briefList) deleteFunc(del func(brief) bool) {
 	}
 	clear(l.chunks[full:])
 	l.chunks, l.n = l.chunks[:full], kept
+	return gone
 }

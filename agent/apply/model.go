@@ -47,8 +47,9 @@ type model struct {
 	lbNow          map[hns.ID]hns.LoadBalancer
 	// epAt and lbAt index the whole endpoints and lbs by ID, and briefsAt
 	// the briefs by address, for the few lookups of a sync that programs
-	// only what changed; built on first use, kept with appends, dropped
-	// when the slices are compacted.
+	// only what changed; built on first use, kept with appends. The maps are
+	// dropped when the slices are compacted; briefsAt follows the briefs'
+	// moves.
 	epAt, lbAt map[hns.ID]int
 	briefsAt   briefIndex
 	// local are the local endpoints among eps (pods, the host's, the
@@ -127,10 +128,9 @@ func (m *model) recall() (hns.Network, []hns.Endpoint, []hns.LoadBalancer, bool)
 	if len(m.epGone) > 0 {
 		// Neither is handed out: they are compacted in place.
 		m.eps = slices.DeleteFunc(m.eps, func(ep hns.Endpoint) bool { return m.epGone[hns.IDOf(ep.ID)] })
-		m.briefs.deleteFunc(func(b brief) bool { return m.epGone[hns.IDOf(b.id)] })
+		m.briefsAt.removed(m.briefs.deleteFunc(func(b brief) bool { return m.epGone[hns.IDOf(b.id)] }))
 		clear(m.epGone)
 		m.epAt = nil
-		m.briefsAt.drop()
 	}
 	if len(m.lbGone)+len(m.lbNow) > 0 {
 		lbs := make([]hns.LoadBalancer, 0, len(m.lbs))
