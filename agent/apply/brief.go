@@ -34,8 +34,10 @@ type brief struct {
 // briefAddr is a brief's address in 8 bytes where a netip.Addr takes 24
 // (1.8 MB at 10k services): its last 32 bits, and where its first 96 are. An
 // IPv4 address has none (hi 0); an IPv6 one has 1 + their place in the
-// briefing's table, which the pods of a node share as they share its
-// provider address (a node's pod CIDR is wider than 32 bits).
+// briefing's table. A node's IPAM (host-local) hands its pods addresses from
+// the low end of the node's CIDR, so they share their first 96 bits as they
+// share its provider address. Where addresses were spread across a /64,
+// each would have its own place: about 40 bytes more than the 24 it saves.
 type briefAddr struct{ hi, lo uint32 }
 
 func (a briefAddr) compare(b briefAddr) int {
@@ -50,7 +52,7 @@ const (
 )
 
 // briefing is what the briefs of one model share: the network, and each
-// provider address and tabled MAC once. A hundred thousand backends run on
+// provider address, tabled MAC and first 96 bits of an IPv6 address once. A hundred thousand backends run on
 // at most a few thousand nodes, so a brief holds 4 bytes of a table where an
 // address costs 24 (2.6 MB at 10k services); the ten thousand service VIPs'
 // endpoints of an overlay node share the host's MAC.

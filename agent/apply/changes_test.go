@@ -719,6 +719,18 @@ func TestModelLookupsAfterWrites(t *testing.T) {
 	foundEP(remote, strings.ToLower(remote.ID), true, "lower case")
 	foundEP(remote, "00000000-0000-0000-0000-000000000001", false, "another ID at the brief's address")
 	foundEP(local, local.ID, true, "created after the list")
+	// An IPv6 address is held as its last 32 bits and the place of its first 96; a lookup of an
+	// address whose first 96 have no place finds nothing and makes none.
+	briefs := m.briefs.len()
+	v6 := newEP("fd00:10:244:2::7", true)
+	if m.briefs.len() != briefs+1 {
+		t.Fatal("the IPv6 remote endpoint is not held in brief")
+	}
+	foundEP(v6, v6.ID, true, "IPv6, created after the list")
+	highs := len(m.briefing.highs)
+	if _, ok := m.endpoint(ip("fd00:10:244:99::7"), v6.ID); ok || len(m.briefing.highs) != highs {
+		t.Errorf("an address of no brief's first 96 bits: found %v, the table grew from %d to %d places", ok, highs, len(m.briefing.highs))
+	}
 	_, _, versionBefore, ips, _ := m.localView()
 	if ips[local.IPs[0]] != local.ID {
 		t.Errorf("the local addresses %v lack the endpoint created after the list", ips)

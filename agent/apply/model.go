@@ -35,6 +35,7 @@ type model struct {
 	eps    []hns.Endpoint
 	briefs briefList
 	// briefing is what the briefs share (the network, the provider
+	// addresses, MACs other than conjured ones, the first 96 bits of IPv6
 	// addresses); a new one with every list, so that no node's address
 	// outlives its last backend by more than a list.
 	briefing *briefing

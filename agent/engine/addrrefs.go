@@ -40,9 +40,11 @@ const (
 func (l addrList) all() iter.Seq2[netip.Addr, addrRef] {
 	return func(yield func(netip.Addr, addrRef) bool) {
 		for _, ref := range l.refs {
-			ip := addrmap.Addr4(ref.ip)
+			var ip netip.Addr
 			if ref.other {
 				ip = l.others[ref.ip]
+			} else {
+				ip = addrmap.Addr4(ref.ip)
 			}
 			if !yield(ip, ref) {
 				return

@@ -12,10 +12,11 @@ import (
 // must be computed again (Incremental.markIP). Nearly every backend address
 // is looked up by exactly one service (100,000 at 10k services), so each
 // address holds one looker inline in its addrUse, as a number instead of the
-// service's key: 12 bytes without a pointer where a set of keys took 32 with
-// two, which made the map of addresses the engine's largest (7.4 MB at 10k
-// services) and the collector scan it. The few addresses several services
-// look up (pods behind two Services) keep the others in more.
+// service's key: an entry of 12 bytes without a pointer, where one with a set
+// of keys (smallSet) took 32 with two pointers, which made the map of
+// addresses the engine's largest (7.4 MB at 10k services) and the collector
+// scan it. As in a smallSet, the first is inline; the few addresses several
+// services look up (pods behind two Services) keep the others in more.
 type lookers struct {
 	// names are the services' keys by number (names[n-1]); a number is
 	// taken by a contribution that looks an address up and given back by

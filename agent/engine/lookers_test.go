@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-// TestLookersKeepEveryLooker drives one address's lookers through adds and removes in every
-// order a few services can take, and checks each step against a plain list.
+// TestLookersKeepEveryLooker drives one address's lookers through a sequence of adds and removes
+// (a second add, the first looker going while others remain, the last going) and checks each step
+// against a plain list; the engine's random tests check every address against the services'
+// contributions (checkAddrs).
 func TestLookersKeepEveryLooker(t *testing.T) {
 	ip := netip.MustParseAddr("10.0.0.1")
 	steps := []struct {
