@@ -52,10 +52,11 @@ const (
 )
 
 // briefing is what the briefs of one model share: the network, and each
-// provider address, tabled MAC and first 96 bits of an IPv6 address once. A hundred thousand backends run on
-// at most a few thousand nodes, so a brief holds 4 bytes of a table where an
-// address costs 24 (2.6 MB at 10k services); the ten thousand service VIPs'
-// endpoints of an overlay node share the host's MAC.
+// provider address, tabled MAC and first 96 bits of an IPv6 address once. A
+// hundred thousand backends run on at most a few thousand nodes, so a brief
+// holds 4 bytes of a table where an address costs 24 (2.6 MB at 10k
+// services); the ten thousand service VIPs' endpoints of an overlay node
+// share the host's MAC.
 type briefing struct {
 	networkID string
 	pas       []netip.Addr
