@@ -44,8 +44,8 @@ import (
 // idle period cause; and the agent's RSS and live heap after the first sync and after the churn,
 // with the peak RSS so far. CPU is the process's, read from
 // /proc: the machine's other work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
-// the whole churn; its heap profiles after the first sync and after the churn are written beside it
-// (.first.heap, .churn.heap). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
+// the whole churn; its heap profiles after the first sync and after the churn, and the churn's
+// allocations, are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
 // (e.g. GOGC=50), as a pod's env would.
 //
 // The node's simulated host lives in the benchmark's process, which serves it to the agent over
@@ -135,6 +135,13 @@ func BenchmarkAgent(b *testing.B) {
 			// function under 5 % from noise.
 			seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
 			fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
+		})
+		// What the churn allocated, by call stack: the difference of two allocation profiles,
+		// sampled at Go's default rate (WINPROXY_BENCH_AGENT_ENV=GODEBUG=memprofilerate=4096 for
+		// finer). The profile's own writing falls at its end, under runtime/pprof.
+		profile.Go(func() {
+			seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
+			fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/allocs?seconds=%d", seconds), 1), path+".churn.allocs")
 		})
 	}
 	// From here on the kernel notes which of the binary's pages the agent touches (binaryPages).
