@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -16,24 +17,31 @@ func TestCallerPoolKeepsGoroutines(t *testing.T) {
 	for range 10 {
 		done := make(chan struct{})
 		p.run(func() { close(done) })
-		<-done
+		receive(t, done)
 		// The goroutine gives itself back after f returns; wait for it.
-		waitFor(t, func() bool { return idle(&p) == 1 })
+		waitFor(t, &p, func(idle int) bool { return idle == 1 })
 	}
-	// Several at once: each needs a goroutine; afterwards only maxIdleCallers wait.
+	// Several at once: each needs a goroutine (one taken from the idle, the others new); once
+	// they are done, maxIdleCallers of them wait and the others end.
+	base := runtime.NumGoroutine()
 	release := make(chan struct{})
-	started := make(chan struct{}, 2*maxIdleCallers)
+	started := make(chan struct{})
 	for range 2 * maxIdleCallers {
 		p.run(func() { started <- struct{}{}; <-release })
 	}
 	for range 2 * maxIdleCallers {
-		<-started
+		receive(t, started)
 	}
-	if n := idle(&p); n != 0 {
+	if n := idleOf(&p); n != 0 {
 		t.Fatalf("%d idle goroutines while every one is busy", n)
 	}
 	close(release)
-	waitFor(t, func() bool { return idle(&p) == maxIdleCallers })
+	// Every goroutine but maxIdleCallers ends: the one taken from the idle and the new ones.
+	ended := base - 1 + maxIdleCallers
+	waitFor(t, &p, func(int) bool { return runtime.NumGoroutine() <= ended })
+	if n := idleOf(&p); n != maxIdleCallers {
+		t.Fatalf("%d idle goroutines after the calls, want %d", n, maxIdleCallers)
+	}
 	// A call that does not return keeps its goroutine; the next call runs beside it.
 	hung := make(chan struct{})
 	defer close(hung)
@@ -42,27 +50,42 @@ func TestCallerPoolKeepsGoroutines(t *testing.T) {
 	}
 	done := make(chan struct{})
 	p.run(func() { close(done) })
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a call waited behind calls that do not return")
-	}
+	receive(t, done)
 }
 
-func idle(p *callerPool) int {
+func idleOf(p *callerPool) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.idle)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor waits until cond holds, failing if it does not within 10 s or if more than
+// maxIdleCallers goroutines are ever idle.
+func waitFor(t *testing.T, p *callerPool, cond func(idle int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
+	for {
+		idle := idleOf(p)
+		if idle > maxIdleCallers {
+			t.Fatalf("%d idle goroutines, at most %d may wait", idle, maxIdleCallers)
+		}
+		if cond(idle) {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+			t.Fatalf("not within 10s (%d idle goroutines)", idle)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// receive takes one value from c, failing if none comes within 10 s.
+func receive(t *testing.T, c <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no call ran within 10s")
 	}
 }
 

@@ -60,9 +60,9 @@ func bounded[T any](parent context.Context, d time.Duration, op Op, id string, c
 
 // callers runs the calls WithTimeout bounds, each on a goroutine other than its caller's, as a
 // call may outlive its deadline. The goroutines are kept between calls: a new one for every call
-// started small and grew its stack in every call's JSON encoding and exchange. Kept, an
-// EndpointSlice event (four HNS calls) costs the agent 12 % less CPU at 10k Services and 20 % less
-// at 500 (BenchmarkAgent, runs alternating with the code before; docs/performance.md).
+// grew its stack in the call's JSON encoding and exchange, copying it each time, and its start,
+// stack copies and end were about 5 % of the agent's CPU profile of an EndpointSlice churn
+// (BenchmarkAgent, four HNS calls an event; the measured gain is in docs/performance.md).
 var callers callerPool
 
 // callerPool keeps up to maxIdleCallers goroutines waiting for a call. A call that never returns
@@ -72,8 +72,10 @@ type callerPool struct {
 	idle []chan func()
 }
 
-// maxIdleCallers is how many goroutines wait between calls: the agent's sync makes one call at a
-// time.
+// maxIdleCallers bounds the goroutines waiting between calls. The agent's sync makes one call at
+// a time, but more than one can be needed: a call's answer reaches its caller before the goroutine
+// is back among the idle, so with more than one thread the next call may start another, and a
+// timed-out call's goroutine comes back whenever HNS answers.
 const maxIdleCallers = 4
 
 // run runs f on an idle goroutine, or a new one.
