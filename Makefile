@@ -115,6 +115,14 @@ bench: $(K8S_TOOLS_TARGET) ## Run the benchmarks of docs/performance.md (the con
 bench-agent: $(K8S_TOOLS_TARGET) ## Run the winproxy-agent binary against a real kube-apiserver holding 10k Services on 1,000 Nodes and churn its EndpointSlices (docs/performance.md); about 10 minutes, most of them loading the apiserver.
 	go test -count=1 -timeout 60m -run '^$$' -bench BenchmarkAgent -benchtime 1x ./agent/daemon
 
+# The revision and the number of pairs bench-agent-ab compares the working tree with.
+BASE ?= HEAD
+PAIRS ?= 3
+
+.PHONY: bench-agent-ab
+bench-agent-ab: $(K8S_TOOLS_TARGET) ## Run BenchmarkAgent alternately on BASE (a revision) and on the working tree, PAIRS times each, and print the pairs: on a shared machine only runs side by side compare (docs/performance.md).
+	KUBEBUILDER_ASSETS=$(K8S_BIN_DIR) hack/bench-agent-ab.sh $(BASE) $(PAIRS)
+
 # Flags of BenchmarkUpstream, e.g. -conformance.bench-sizes=2000 -conformance.bench-runs=5.
 BENCH_UPSTREAM_FLAGS ?=
 

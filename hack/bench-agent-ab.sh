@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# bench-agent-ab.sh BASE [PAIRS]: runs BenchmarkAgent PAIRS times (3 by default) on BASE, a git
+# revision, and as often on the working tree, alternating, and prints each pair's figures.
+#
+# Why alternate: on a shared machine the same code's CPU per event varies by a third from one hour
+# to the next (docs/performance.md, "The agent binary, end to end"), far more than most changes
+# move it. Runs side by side share the machine's mood; a run alone says little. Each side runs its
+# own benchmark and builds its own agent; when the benchmark itself changed between the two, the
+# pairs compare harnesses too.
+#
+# WINPROXY_BENCH_SERVICES, _NODES, _EVENTS, _PACE and _AGENT_ENV pass through, e.g.
+# WINPROXY_BENCH_SERVICES=500 WINPROXY_BENCH_NODES=50 for pairs of about 2.5 minutes each run.
+set -euo pipefail
+
+base=${1:?usage: bench-agent-ab.sh BASE [PAIRS]}
+pairs=${2:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+rev=$(git -C "$root" rev-parse --short "$base^{commit}")
+tmp=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git -C "$root" worktree add --quiet --detach "$tmp/base" "$rev"
+# The base tree gets this clone's tools (etcd, kube-apiserver) rather than building its own.
+export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$root/bin/k8s/$("$root/hack/tool-version.sh" k8s.io/kubernetes "$root/hack/tools/k8s/go.mod")}
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-5m}
+
+# run DIR LABEL PAIR: one BenchmarkAgent run in DIR, its result line kept under LABEL.
+run() {
+	local out
+	out=$(cd "$1" && go test -count=1 -timeout 60m -run '^$' -bench BenchmarkAgent -benchtime 1x ./agent/daemon 2>&1) || {
+		echo "$out" >&2
+		return 1
+	}
+	echo "$out" | grep '^BenchmarkAgent' | sed "s/^/$2 $3 /" >>"$tmp/results"
+}
+
+for ((i = 1; i <= pairs; i++)); do
+	# Which side runs first changes from pair to pair.
+	if ((i % 2)); then
+		run "$tmp/base" "$rev" "$i"
+		run "$root" worktree "$i"
+	else
+		run "$root" worktree "$i"
+		run "$tmp/base" "$rev" "$i"
+	fi
+done
+
+# Each result line is "LABEL PAIR BenchmarkAgent-N 1 NS ns/op" and then value/unit pairs.
+awk '
+BEGIN { printf "%-9s %4s %12s %14s %14s %16s\n", "code", "pair", "cpu-ms/event", "alloc-KiB/ev", "first-cpu-s", "rss-MiB-churn" }
+{
+	delete m
+	for (i = 7; i < NF; i += 2) m[$(i + 1)] = $i
+	printf "%-9s %4s %12s %14s %14s %16s\n", $1, $2, m["cpu-ms/event"], m["allocated-KiB/event"], m["first-sync-cpu-s"], m["rss-MiB-churn"]
+}' "$tmp/results"
