@@ -121,7 +121,7 @@ PAIRS ?= 3
 
 .PHONY: bench-agent-ab
 bench-agent-ab: $(K8S_TOOLS_TARGET) ## Run BenchmarkAgent alternately on BASE (a revision) and on the working tree, PAIRS times each, and print the pairs: on a shared machine only runs side by side compare (docs/performance.md).
-	KUBEBUILDER_ASSETS=$(K8S_BIN_DIR) hack/bench-agent-ab.sh $(BASE) $(PAIRS)
+	hack/bench-agent-ab.sh $(BASE) $(PAIRS)
 
 # Flags of BenchmarkUpstream, e.g. -conformance.bench-sizes=2000 -conformance.bench-runs=5.
 BENCH_UPSTREAM_FLAGS ?=

@@ -19,7 +19,7 @@ rev=$(git -C "$root" rev-parse --short "$base^{commit}")
 tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git -C "$root" worktree add --quiet --detach "$tmp/base" "$rev"
-# The base tree gets this clone's tools (etcd, kube-apiserver) rather than building its own.
+# Both trees use this clone's etcd and kube-apiserver (make k8s-tools): the base tree has no bin/.
 export KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-$root/bin/k8s/$("$root/hack/tool-version.sh" k8s.io/kubernetes "$root/hack/tools/k8s/go.mod")}
 export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=${KUBEBUILDER_CONTROLPLANE_START_TIMEOUT:-5m}
 

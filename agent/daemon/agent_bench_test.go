@@ -42,11 +42,11 @@ import (
 // endpoint to another node, one every WINPROXY_BENCH_PACE (25ms: the hour's events in a minute),
 // less what the agent costs idle over the same time, and the garbage collections the churn and an
 // idle period cause; and the agent's RSS and live heap after the first sync and after the churn,
-// with the peak RSS so far. CPU is the process's, read from
-// /proc: the machine's other work does not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during
-// the whole churn; its heap profiles after the first sync and after the churn, and the churn's
-// allocations, are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds variables to the agent's environment
-// (e.g. GOGC=50), as a pod's env would.
+// with the peak RSS so far. CPU is the process's, read from /proc: the machine's other work does
+// not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during the whole
+// churn; its heap profiles after the first sync and after the churn, and the churn's allocations,
+// are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds
+// variables to the agent's environment (e.g. GOGC=50), as a pod's env would.
 //
 // The node's simulated host lives in the benchmark's process, which serves it to the agent over
 // loopback (hnsrpc, --hns-sim-address) as HNS serves the agent's JSON calls on Windows from a
@@ -130,17 +130,16 @@ func BenchmarkAgent(b *testing.B) {
 	writes0, _ := p.HNSWrites()
 	var profile sync.WaitGroup
 	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" {
+		// The whole churn: at 25 ms a pace, 30 s held about 160 samples, too few to tell a
+		// function under 5 % from noise.
+		seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
 		profile.Go(func() {
-			// The whole churn: at 25 ms a pace, 30 s held about 160 samples, too few to tell a
-			// function under 5 % from noise.
-			seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
 			fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
 		})
 		// What the churn allocated, by call stack: the difference of two allocation profiles,
 		// sampled at Go's default rate (WINPROXY_BENCH_AGENT_ENV=GODEBUG=memprofilerate=4096 for
 		// finer). The profile's own writing falls at its end, under runtime/pprof.
 		profile.Go(func() {
-			seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
 			fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/allocs?seconds=%d", seconds), 1), path+".churn.allocs")
 		})
 	}
