@@ -168,29 +168,42 @@ func BenchmarkAgent(b *testing.B) {
 	b.ReportMetric((writes-writes0)/float64(events), "hns-writes/event")
 	memory(b, p, "churn")
 
-	// Where an event's CPU goes: two more series of updates at the same pace, each measured as
-	// the churn is. A Service update that changes only a label the agent does not read costs it
-	// the event's reception alone (the watch, the informer, its handler), and no sync. An
-	// EndpointSlice update that changes only a label costs it that and a sync with nothing to
-	// program: the agent syncs on every slice update. The churn's event less the second is what
-	// programming the change costs (HNS calls and their bookkeeping).
-	parts := min(events, 1200)
-	svcs := make([]client.Object, len(cl.Services))
-	for i, s := range cl.Services {
-		svcs[i] = s
-	}
-	objs := make([]client.Object, len(slices))
-	for i, s := range slices {
-		objs[i] = s
+	// Where an event's CPU goes: more series of updates at the churn's pace, each measured as the
+	// churn is. A Service update that changes only a label costs the agent the event's reception
+	// alone (the watch, the informer, its handler), and no sync; so does such an EndpointSlice
+	// update, which the handler drops as kube-proxy does. An update of a remote endpoint's
+	// terminating condition while it stays ready is read by the engine and changes nothing it
+	// programs: reception and a sync with nothing to program. The churn's event less that one is
+	// what programming the change costs (HNS calls and their bookkeeping).
+	parts := min(events, 1000)
+	label := func(objs func(i int) client.Object) func(i int) error {
+		return func(i int) error {
+			patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench.winproxy.io/touched":"%d"}}}`, i)
+			return c.Patch(ctx, objs(i), client.RawPatch(types.MergePatchType, patch))
+		}
 	}
 	for _, part := range []struct {
-		name string
-		objs []client.Object
-	}{{"receive", svcs}, {"noop-sync", objs}} {
+		name   string
+		update func(i int) error
+	}{
+		{"receive", label(func(i int) client.Object { return cl.Services[i%len(cl.Services)] })},
+		{"slice-label", label(func(i int) client.Object { return slices[i%len(slices)] })},
+		{"noop-sync", func(i int) error {
+			s := slices[i%len(slices)]
+			for e := range s.Endpoints {
+				if *s.Endpoints[e].NodeName != cl.NodeName {
+					cond := &s.Endpoints[e].Conditions
+					cond.Ready, cond.Terminating = new(true), new(cond.Terminating == nil || !*cond.Terminating)
+					break
+				}
+			}
+			return c.Update(ctx, s)
+		}},
+	} {
 		syncs0 := syncsByMode(b, p)
 		writes0, _ := p.HNSWrites()
 		start, cpu0 := time.Now(), cpuOf(b, p.Pid())
-		touch(b, c, part.objs, parts, pace)
+		paced(b, parts, pace, part.update)
 		settle(b, p)
 		net := float64(cpuOf(b, p.Pid())-cpu0) - idleRate*float64(time.Since(start))
 		writes, _ := p.HNSWrites()
@@ -200,17 +213,13 @@ func BenchmarkAgent(b *testing.B) {
 	}
 }
 
-// touch sends n updates of objs, one every pace, each setting a label on the next object that
-// no part of the agent reads.
-func touch(b *testing.B, c client.Client, objs []client.Object, n int, pace time.Duration) {
-	ctx := context.Background()
+// paced sends n updates, one every pace.
+func paced(b *testing.B, n int, pace time.Duration, update func(i int) error) {
 	tick := time.NewTicker(pace)
 	defer tick.Stop()
 	for i := range n {
 		<-tick.C
-		o := objs[i%len(objs)]
-		patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench.winproxy.io/touched":"%d"}}}`, i)
-		if err := c.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if err := update(i); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -305,7 +305,7 @@ func (a *agent) watch(ctx context.Context, c cache.Cache) error {
 		// The informer stores Services and slices in the engine's form (cachedService, cachedSlice).
 		{&discoveryv1.EndpointSlice{},
 			func(c *engine.Incremental, o metav1.Object) { c.SetSlice(o.(*cachedSlice).slice) },
-			func(c *engine.Incremental, o metav1.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, nil},
+			func(c *engine.Incremental, o metav1.Object) { c.DeleteEndpointSlice(o.GetNamespace(), o.GetName()) }, sliceChanged},
 		// The engine keeps the Nodes' pod CIDRs: a sync lists no Node.
 		{&corev1.Node{},
 			func(c *engine.Incremental, o metav1.Object) { c.SetClusterNode(o.(*corev1.Node)) },
@@ -354,6 +354,17 @@ func serviceChanged(old, new any) bool {
 	o, ok1 := old.(*cachedService)
 	n, ok2 := new.(*cachedService)
 	return !ok1 || !ok2 || !reflect.DeepEqual(o.svc, n.svc)
+}
+
+// sliceChanged passes the EndpointSlice updates that change what the engine reads: a new label or
+// annotation, or a new trigger time over the same endpoints, needs no sync. kube-proxy drops them
+// too, and records no trigger time for them (pkg/proxy/endpointschangetracker.go). The
+// EndpointSlice controller copies a Service's labels to its slices, so a label change of a Service
+// (a chart's new version label) updates every slice of it.
+func sliceChanged(old, new any) bool {
+	o, ok1 := old.(*cachedSlice)
+	n, ok2 := new.(*cachedSlice)
+	return !ok1 || !ok2 || !o.slice.Equal(n.slice)
 }
 
 // nodeChanged ignores node heartbeats: only addresses, pod CIDRs and labels feed the engine

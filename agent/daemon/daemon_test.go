@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/api/v1alpha1"
@@ -64,6 +66,60 @@ func TestServiceChanged(t *testing.T) {
 			updated, _ := slimService(now)
 			if got := serviceChanged(old, updated); got != tc.sync {
 				t.Errorf("serviceChanged = %v, want %v", got, tc.sync)
+			}
+		})
+	}
+}
+
+// An EndpointSlice update syncs only when it changes what the engine reads of the slice, as
+// kube-proxy's endpoints change tracker decides.
+func TestSliceChanged(t *testing.T) {
+	base := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "ns", ResourceVersion: "1",
+			Labels:      map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+			Annotations: map[string]string{corev1.EndpointsLastChangeTriggerTime: "2026-12-03T10:00:00Z"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.244.1.5"}, NodeName: ptr.To("win-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			{Addresses: []string{"10.244.2.7"}, NodeName: ptr.To("win-2")},
+		},
+	}
+	for _, tc := range []struct {
+		name   string
+		update func(*discoveryv1.EndpointSlice)
+		// sync says whether the update must trigger one.
+		sync bool
+	}{
+		{"only the resource version", func(*discoveryv1.EndpointSlice) {}, false},
+		{"a label copied from the Service", func(s *discoveryv1.EndpointSlice) { s.Labels["helm.sh/chart"] = "web-1.2.0" }, false},
+		{"an annotation", func(s *discoveryv1.EndpointSlice) { s.Annotations["team"] = "x" }, false},
+		{"the trigger time alone", func(s *discoveryv1.EndpointSlice) {
+			s.Annotations[corev1.EndpointsLastChangeTriggerTime] = "2026-12-03T10:05:00Z"
+		}, false},
+		{"an address", func(s *discoveryv1.EndpointSlice) { s.Endpoints[1].Addresses = []string{"10.244.2.8"} }, true},
+		{"a node", func(s *discoveryv1.EndpointSlice) { s.Endpoints[1].NodeName = ptr.To("win-3") }, true},
+		{"ready", func(s *discoveryv1.EndpointSlice) { s.Endpoints[0].Conditions.Ready = ptr.To(false) }, true},
+		{"serving", func(s *discoveryv1.EndpointSlice) { s.Endpoints[0].Conditions.Serving = ptr.To(false) }, true},
+		{"terminating", func(s *discoveryv1.EndpointSlice) { s.Endpoints[0].Conditions.Terminating = ptr.To(true) }, true},
+		{"a topology hint", func(s *discoveryv1.EndpointSlice) {
+			s.Endpoints[0].Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "zone-a"}}}
+		}, true},
+		{"a port", func(s *discoveryv1.EndpointSlice) { s.Ports[0].Port = ptr.To[int32](8081) }, true},
+		{"the port's protocol", func(s *discoveryv1.EndpointSlice) { s.Ports[0].Protocol = ptr.To(corev1.ProtocolUDP) }, true},
+		{"an endpoint more", func(s *discoveryv1.EndpointSlice) {
+			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.244.3.9"}})
+		}, true},
+		{"the Service it belongs to", func(s *discoveryv1.EndpointSlice) { s.Labels[discoveryv1.LabelServiceName] = "web2" }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := base.DeepCopy()
+			now.ResourceVersion = "2"
+			tc.update(now)
+			old, _ := slimSlice(base)
+			updated, _ := slimSlice(now)
+			if got := sliceChanged(old, updated); got != tc.sync {
+				t.Errorf("sliceChanged = %v, want %v", got, tc.sync)
 			}
 		})
 	}

@@ -148,10 +148,13 @@ func (t *changeTracker) observe(o metav1.Object, deleted bool) {
 }
 
 // unchanged records an update that changed nothing the agent reads: kube-proxy counts it among
-// the Service changes, but not as pending.
+// the Service or endpoint changes, but not as pending.
 func (t *changeTracker) unchanged(o any) {
-	if _, ok := o.(*cachedService); ok {
+	switch o.(type) {
+	case *cachedService:
 		t.m.ServiceChangesTotal.Inc()
+	case *cachedSlice:
+		t.m.EndpointChangesTotal.Inc()
 	}
 }
 

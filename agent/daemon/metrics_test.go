@@ -87,17 +87,23 @@ func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
 	return pb.GetGauge().GetValue()
 }
 
-// Every Service update counts among kube-proxy's Service changes; only one that changes what the
-// agent reads is pending a sync.
+// Every Service and EndpointSlice update counts among kube-proxy's Service or endpoint changes;
+// only one that changes what the agent reads is pending a sync.
 func TestServiceChangesCountAsKubeProxyCountsThem(t *testing.T) {
 	m := NewMetrics(prometheus.NewRegistry())
 	tr := newChangeTracker(time.Unix(0, 0), m.KubeProxy)
 	svc := &cachedService{cacheMeta: cacheMeta{namespace: "ns", name: "web"}, svc: &engine.Service{Namespace: "ns", Name: "web"}}
 	tr.observe(svc, false)
 	tr.unchanged(svc)
-	tr.unchanged(&cachedSlice{}) // a slice update is never dropped as unchanged: not counted here
+	tr.unchanged(&cachedSlice{})
 	if got := counterValue(t, m.KubeProxy.ServiceChangesTotal); got != 2 {
 		t.Errorf("service changes total = %v, want 2", got)
+	}
+	if got := counterValue(t, m.KubeProxy.EndpointChangesTotal); got != 1 {
+		t.Errorf("endpoint changes total = %v, want 1: a slice update that changed nothing counts too", got)
+	}
+	if got := gaugeValue(t, m.KubeProxy.EndpointChangesPending); got != 0 {
+		t.Errorf("endpoint changes pending = %v, want 0", got)
 	}
 	var pb dto.Metric
 	if err := m.KubeProxy.ServiceChangesPending.Write(&pb); err != nil {

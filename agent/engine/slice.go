@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/netip"
+	"reflect"
 	"slices"
 	"unique"
 
@@ -117,6 +118,25 @@ func (s *Slice) DeepCopy() *Slice {
 		out.Endpoints[i].Hints = out.Endpoints[i].Hints.DeepCopy()
 	}
 	return &out
+}
+
+// Equal reports whether s and o read the same, so that an update from one to the other changes
+// nothing the engine computes: kube-proxy's endpoint-slice cache asks the same before it queues
+// a sync (pkg/proxy/endpointslicecache.go). Endpoints compare in order; a slice whose endpoints
+// were only reordered reads as changed, which costs a sync that programs nothing.
+func (s *Slice) Equal(o *Slice) bool {
+	if s.Namespace != o.Namespace || s.Name != o.Name || s.Service != o.Service || s.Family != o.Family ||
+		!slices.Equal(s.Ports, o.Ports) || len(s.Endpoints) != len(o.Endpoints) {
+		return false
+	}
+	for i := range s.Endpoints {
+		a, b := &s.Endpoints[i], &o.Endpoints[i]
+		if a.Addr != b.Addr || a.Node != b.Node || a.Ready != b.Ready || a.Serving != b.Serving ||
+			a.Terminating != b.Terminating || a.Hints != b.Hints && !reflect.DeepEqual(a.Hints, b.Hints) {
+			return false
+		}
+	}
+	return true
 }
 
 // slicePortProtocol is a slice port's protocol: TCP when unset, as kube-proxy reads it, and an

@@ -211,7 +211,9 @@ func (s *scenario) exercise(t *testing.T) {
 	})
 
 	// The EndpointSlice controller stamps a change with its trigger time; the agents time from it
-	// to HNS programmed (kube-proxy's network-programming SLI).
+	// to HNS programmed (kube-proxy's network-programming SLI). The change is one of web's pods
+	// starting to terminate: an update that changes nothing the agents read (a label, the trigger
+	// time alone) syncs nothing and, as with kube-proxy, is not timed.
 	slice := &discoveryv1.EndpointSlice{}
 	key := client.ObjectKey{Namespace: fleet.Namespace, Name: fleet.SliceName("web")}
 	if err := s.env.Client.Get(ctx, key, slice); err != nil {
@@ -221,7 +223,7 @@ func (s *scenario) exercise(t *testing.T) {
 		slice.Annotations = map[string]string{}
 	}
 	slice.Annotations["endpoints.kubernetes.io/last-change-trigger-time"] = time.Now().Format(time.RFC3339Nano)
-	slice.Labels["monitoring-test"] = "touched"
+	slice.Endpoints[0].Conditions = discoveryv1.EndpointConditions{Ready: new(false), Serving: new(true), Terminating: new(true)}
 	if err := s.env.Client.Update(ctx, slice); err != nil {
 		t.Fatal(err)
 	}
