@@ -190,6 +190,10 @@ func (c *Incremental) SetNode(nodeName string, cfg v1alpha1.ResolvedProxyConfig,
 	in.nodeCIDRs, in.nodesVersion = c.nodes.others(nodeName)
 	old := c.ctx
 	if old != nil && in.same(old.inputs) {
+		// The network may have been read again since (the sync period's check reads it anew):
+		// equal routes in a new array. Keeping the latest lets the next sync compare the
+		// routes, one per node of the cluster, by their array instead of one by one.
+		old.inputs.network = in.network
 		return
 	}
 	n := newNodeContext(in, &cfg, &view, old)

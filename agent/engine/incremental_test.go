@@ -133,6 +133,38 @@ func TestIncrementalSteps(t *testing.T) {
 	}
 }
 
+// A sync after the network was read again with equal routes recomputes nothing, and a later
+// change of a route is still seen: SetNode keeps the latest read of equal inputs.
+func TestSetNodeNetworkReadAgain(t *testing.T) {
+	in := Input{NodeName: nodeName, Config: config(false), HNS: view(true, ws2022, sourceVIPEP()),
+		Services:       []*corev1.Service{service("svc1")},
+		EndpointSlices: []*discoveryv1.EndpointSlice{slice("svc1", "s1", 80, testbuild.Endpoint("192.168.2.3", "node-2"))}}
+	in.HNS.EndpointsVersion = 1
+	c := NewIncremental()
+	c.SetNode(in.NodeName, in.Config, nil, in.HNS)
+	c.SetService(in.Services[0])
+	c.SetEndpointSlice(in.EndpointSlices[0])
+	c.Desired()
+
+	in.HNS.Network.RemoteSubnetRoutes = slices.Clone(in.HNS.Network.RemoteSubnetRoutes)
+	c.SetNode(in.NodeName, in.Config, nil, in.HNS)
+	if c.everything || len(c.dirty) > 0 {
+		t.Errorf("the same network read again marks services to recompute (everything %v, %d dirty)", c.everything, len(c.dirty))
+	}
+	c.Desired()
+
+	in.HNS.Network.RemoteSubnetRoutes = slices.Clone(in.HNS.Network.RemoteSubnetRoutes)
+	in.HNS.Network.RemoteSubnetRoutes[0].ProviderAddress = ip("10.0.0.4")
+	c.SetNode(in.NodeName, in.Config, nil, in.HNS)
+	if !c.everything {
+		t.Error("a route's new provider address after the network was read again is not seen")
+	}
+	d, full := c.Desired(), Compute(in)
+	if diff := cmp.Diff(remotes(full), remotes(d)); diff != "" {
+		t.Errorf("remote endpoints differ from a full computation (-full +incremental):\n%s", diff)
+	}
+}
+
 func TestComputeIsDeterministic(t *testing.T) {
 	in := Input{NodeName: nodeName, Config: withHC(config(true)), HNS: view(true, ws2022, sourceVIPEP(), rootEP("192.168.1.1"), localEP("EP-L1", "192.168.1.5")),
 		Services: []*corev1.Service{service("svc1", testbuild.LoadBalancer(3001, "11.21.31.41")), service("svc2", testbuild.ClusterIPs("10.20.30.42"), testbuild.LoadBalancer(3002, "11.21.31.41"))},
