@@ -66,6 +66,10 @@ type model struct {
 	local        []hns.Endpoint
 	localIPs     map[netip.Addr]string
 	localVersion uint64
+	// localIDs are the local endpoints' IDs (upper case), so that a deleted endpoint, nearly
+	// always a remote one, is found not to be local without comparing its ID with each of
+	// the node's pods' (localDeleted, at every event that moves a remote endpoint).
+	localIDs map[hns.ID]struct{}
 	// idSum and idCount fingerprint the IDs of the model's objects, for
 	// matches: the sum of their hashes (upper case), whatever the order.
 	seed    maphash.Seed
@@ -170,16 +174,21 @@ func (m *model) localView() (hns.Network, []hns.Endpoint, uint64, map[netip.Addr
 // localChanged maps the local endpoints' addresses again and numbers them.
 func (m *model) localChanged() {
 	m.localIPs = make(map[netip.Addr]string, len(m.local))
+	m.localIDs = make(map[hns.ID]struct{}, len(m.local))
 	for _, ep := range m.local {
 		for _, ip := range ep.IPs {
 			m.localIPs[ip] = ep.ID
 		}
+		m.localIDs[hns.IDOf(ep.ID)] = struct{}{}
 	}
 	m.localVersion = viewVersions.Add(1)
 }
 
 // localDeleted drops the local endpoint id, if it is one, from local.
 func (m *model) localDeleted(id string) {
+	if _, ok := m.localIDs[hns.IDOf(id)]; !ok {
+		return
+	}
 	i := slices.IndexFunc(m.local, func(ep hns.Endpoint) bool { return hns.SameID(ep.ID, id) })
 	if i < 0 {
 		return
@@ -327,6 +336,7 @@ func (m *model) CreateEndpoint(ctx context.Context, networkID string, ep hns.End
 				for _, ip := range created.IPs {
 					m.localIPs[ip] = created.ID
 				}
+				m.localIDs[hns.IDOf(created.ID)] = struct{}{}
 				m.localVersion = viewVersions.Add(1)
 			}
 			m.added(created.ID)
