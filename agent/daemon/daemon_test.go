@@ -36,12 +36,7 @@ func TestServiceChanged(t *testing.T) {
 		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Selector: map[string]string{"app": "web"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 	}
-	for _, tc := range []struct {
-		name   string
-		update func(*corev1.Service)
-		// sync says whether the update must trigger one.
-		sync bool
-	}{
+	checkChanged(t, base, slimService, serviceChanged, []changeCase[*corev1.Service]{
 		{"only the resource version", func(*corev1.Service) {}, false},
 		{"a label", func(s *corev1.Service) { s.Labels["tier"] = "front" }, false},
 		{"the selector", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "web2"} }, false},
@@ -57,15 +52,34 @@ func TestServiceChanged(t *testing.T) {
 			s.Annotations = map[string]string{engine.AnnotationPreserveDestination: "true"}
 		}, true},
 		{"session affinity", func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, true},
-	} {
+	})
+}
+
+// changeCase is one row of an update handler's table: an update of the table's object, and
+// whether it must trigger a sync.
+type changeCase[T any] struct {
+	name   string
+	update func(T)
+	// sync says whether the update must trigger one.
+	sync bool
+}
+
+// checkChanged runs each case's update of base through the informer's transform (slim) and the
+// handler's filter (changed).
+func checkChanged[T interface {
+	metav1.Object
+	DeepCopy() T
+}](t *testing.T, base T, slim func(any) (any, error), changed func(old, new any) bool, cases []changeCase[T]) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			now := base.DeepCopy()
-			now.ResourceVersion = "2"
+			now.SetResourceVersion("2")
 			tc.update(now)
-			old, _ := slimService(base)
-			updated, _ := slimService(now)
-			if got := serviceChanged(old, updated); got != tc.sync {
-				t.Errorf("serviceChanged = %v, want %v", got, tc.sync)
+			old, _ := slim(base)
+			updated, _ := slim(now)
+			if got := changed(old, updated); got != tc.sync {
+				t.Errorf("sync = %v, want %v", got, tc.sync)
 			}
 		})
 	}
@@ -85,12 +99,7 @@ func TestSliceChanged(t *testing.T) {
 			{Addresses: []string{"10.244.2.7"}, NodeName: ptr.To("win-2")},
 		},
 	}
-	for _, tc := range []struct {
-		name   string
-		update func(*discoveryv1.EndpointSlice)
-		// sync says whether the update must trigger one.
-		sync bool
-	}{
+	checkChanged(t, base, slimSlice, sliceChanged, []changeCase[*discoveryv1.EndpointSlice]{
 		{"only the resource version", func(*discoveryv1.EndpointSlice) {}, false},
 		{"a label copied from the Service", func(s *discoveryv1.EndpointSlice) { s.Labels["helm.sh/chart"] = "web-1.2.0" }, false},
 		{"an annotation", func(s *discoveryv1.EndpointSlice) { s.Annotations["team"] = "x" }, false},
@@ -111,18 +120,7 @@ func TestSliceChanged(t *testing.T) {
 			s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.244.3.9"}})
 		}, true},
 		{"the Service it belongs to", func(s *discoveryv1.EndpointSlice) { s.Labels[discoveryv1.LabelServiceName] = "web2" }, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			now := base.DeepCopy()
-			now.ResourceVersion = "2"
-			tc.update(now)
-			old, _ := slimSlice(base)
-			updated, _ := slimSlice(now)
-			if got := sliceChanged(old, updated); got != tc.sync {
-				t.Errorf("sliceChanged = %v, want %v", got, tc.sync)
-			}
-		})
-	}
+	})
 }
 
 func TestSpecOrAliveChangedIgnoresStatusWrites(t *testing.T) {
