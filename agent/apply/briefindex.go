@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/winproxy/winproxy/agent/hns"
@@ -28,23 +29,27 @@ type briefIndex struct {
 const briefTailMax = 64
 
 // find is the place of the brief of ip whose ID is id, building the index
-// on first use.
+// on first use. The newest briefs are looked at first, the tail's and then
+// the last of ip's in sorted: an address whose endpoint was created again
+// (a pod's address reused) keeps the briefs of its deleted endpoints until
+// the next list, before the live one.
 func (x *briefIndex) find(bs *briefList, ip briefAddr, id string) (int, bool) {
 	if !x.built {
 		x.build(bs)
 	}
-	at, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip briefAddr) int { return bs.at(int(p)).at.compare(ip) })
-	for _, p := range x.sorted[at:] {
+	for _, p := range slices.Backward(x.tail) {
+		if b := bs.at(int(p)); b.at == ip && hns.SameID(b.id, id) {
+			return int(p), true
+		}
+	}
+	// The first place after ip's.
+	end, _ := slices.BinarySearchFunc(x.sorted, ip, func(p int32, ip briefAddr) int { return cmp.Or(bs.at(int(p)).at.compare(ip), -1) })
+	for _, p := range slices.Backward(x.sorted[:end]) {
 		b := bs.at(int(p))
 		if b.at != ip {
 			break
 		}
 		if hns.SameID(b.id, id) {
-			return int(p), true
-		}
-	}
-	for _, p := range x.tail {
-		if b := bs.at(int(p)); b.at == ip && hns.SameID(b.id, id) {
 			return int(p), true
 		}
 	}

@@ -53,6 +53,48 @@ func (l addrList) all() iter.Seq2[netip.Addr, addrRef] {
 	}
 }
 
+// at is the i-th address and what the service did with it.
+func (l addrList) at(i int) (netip.Addr, addrRef) {
+	ref := l.refs[i]
+	if ref.other {
+		return l.others[ref.ip], ref
+	}
+	return addrmap.Addr4(ref.ip), ref
+}
+
+// changedRemotes yields the addresses whose remote endpoint a service wants differently in now
+// than in was, or wants in one of them only; both lists are sorted by address (addrRefs).
+func changedRemotes(was, now addrList) iter.Seq[netip.Addr] {
+	return func(yield func(netip.Addr) bool) {
+		i, j := 0, 0
+		for i < len(was.refs) || j < len(now.refs) {
+			var w, n netip.Addr
+			var wr, nr addrRef
+			if i < len(was.refs) {
+				w, wr = was.at(i)
+			}
+			if j < len(now.refs) {
+				n, nr = now.at(j)
+			}
+			ip, changed := n, false
+			switch {
+			case j == len(now.refs) || i < len(was.refs) && w.Less(n): // in was only
+				ip, changed = w, wr.remote != noRemote
+				i++
+			case i == len(was.refs) || n.Less(w): // in now only
+				changed = nr.remote != noRemote
+				j++
+			default:
+				changed = wr.remote != nr.remote
+				i, j = i+1, j+1
+			}
+			if changed && !yield(ip) {
+				return
+			}
+		}
+	}
+}
+
 // addrRefs merges a service's remote endpoints and looked-up addresses, both sorted by address
 // with each address once (serviceComputer.result), into one list.
 func addrRefs(remotes []RemoteEndpoint, ips []netip.Addr) addrList {

@@ -61,10 +61,12 @@ type Incremental struct {
 	healthChecked map[string]struct{}
 	// nodes are the cluster's nodes' pod CIDRs (SetClusterNode).
 	nodes clusterNodes
-	// touched are the keys and addresses a Desired call retracted or
-	// contributed, kept between calls so that an event's Desired allocates
+	// touched are the keys and addresses whose contributions a Desired
+	// call changed (touch), kept between calls so that an event's Desired allocates
 	// no set.
 	touched touchedSets
+	// before holds, during Desired, a dirty service's load balancers as they were (touch).
+	before  []lbBody
 	desired Desired
 	// changes is what the last Desired changed; everything is set when
 	// SetNode changed more than services (Changes).
@@ -344,11 +346,16 @@ func (c *Incremental) Desired() *Desired {
 	sc := c.sc
 	sc.c = c.ctx
 	for k := range c.dirty {
-		c.retract(k, touchedLB, touchedIP)
+		was := c.results[k]
+		c.before = c.bodiesOf(k, was.lbKeys, c.before[:0])
+		c.retract(k)
+		var now contribution
 		if svc, ok := c.services[k]; ok {
-			c.contribute(k, sc.compute(k, svc, c.slices[k]), touchedLB, touchedIP)
+			now = c.contribute(k, sc.compute(k, svc, c.slices[k]))
 		}
+		c.touch(k, was, now, touchedLB, touchedIP)
 	}
+	clear(c.before[:cap(c.before)]) // no old backends held until the next call
 	// A new set, not a cleared one: a map keeps the room of its largest size, and ranging over
 	// it costs that room, so that after a sync of every service each event's sync would walk
 	// room for all of them (14 µs at 10k services).
@@ -425,8 +432,48 @@ func reuse[T any](s []T, n int) []T {
 	return s[:0]
 }
 
+// bodiesOf appends to bodies service k's contribution to each of keys, to tell afterwards which
+// of them its next contribution changed.
+func (c *Incremental) bodiesOf(k string, keys []LBKey, bodies []lbBody) []lbBody {
+	for _, key := range keys {
+		b, _ := c.lbs[key].of(k)
+		bodies = append(bodies, b)
+	}
+	return bodies
+}
+
+// touch records what service k's contribution now changed from the one it had (was, whose load
+// balancers c.before holds): the keys whose load balancer it changed and the addresses whose
+// remote endpoint it wants differently, and nothing it left as it was. An event that moves one
+// endpoint of a service with ten names two addresses, not ten, and one that changes nothing the
+// engine computes names none: the applier checks each named one against its model
+// (agent/apply/changes.go), as kube-proxy drops a change whose previous and current states are
+// equal (pkg/proxy/endpointschangetracker.go). A key whose load balancer may have changed
+// without its contribution changing is named by whoever changed it: a sharing service's own
+// touch, a frontend's claimants (recordChanges), or the node context (Everything).
+func (c *Incremental) touch(k string, was, now contribution, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+	if slices.Equal(was.lbKeys, now.lbKeys) {
+		for i, key := range now.lbKeys {
+			if body, _ := c.lbs[key].of(k); !body.equal(c.before[i]) {
+				touchedLB[key] = struct{}{}
+			}
+		}
+	} else {
+		// The keys or their order differ: every claim may have changed.
+		for _, key := range was.lbKeys {
+			touchedLB[key] = struct{}{}
+		}
+		for _, key := range now.lbKeys {
+			touchedLB[key] = struct{}{}
+		}
+	}
+	for ip := range changedRemotes(was.addrs, now.addrs) {
+		touchedIP[ip] = struct{}{}
+	}
+}
+
 // retract takes back what service k contributed.
-func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+func (c *Incremental) retract(k string) {
 	r, ok := c.results[k]
 	if !ok {
 		return
@@ -444,13 +491,9 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 			l.remove(k)
 			c.lbs[key] = l
 		}
-		touchedLB[key] = struct{}{}
 	}
 	for ip, ref := range r.addrs.all() {
 		c.use(r.looker, ip, ref, -1)
-		if ref.remote != noRemote {
-			touchedIP[ip] = struct{}{}
-		}
 	}
 	if r.looker != 0 {
 		c.lookers.give(r.looker)
@@ -460,8 +503,8 @@ func (c *Incremental) retract(k string, touchedLB map[LBKey]struct{}, touchedIP 
 // contribute adds what service k computed. Of a remote endpoint only its
 // address and whether a backend or a service VIP wants it are kept; the
 // endpoint is made when read (incrementalRemotes), a backend's overriding a
-// service VIP's.
-func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
+// service VIP's. It returns what it kept.
+func (c *Incremental) contribute(k string, r svcResult) contribution {
 	var kept contribution
 	c.desired.setProblems(k, r.problems)
 	if len(r.lbs) > 0 {
@@ -472,7 +515,6 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		l := c.lbs[lb.Key]
 		l.set(k, lb)
 		c.lbs[lb.Key] = l
-		touchedLB[lb.Key] = struct{}{}
 		fk := frontOf(lb.Key)
 		cs := c.frontends[fk]
 		cs.add(claimOf(lb.Key))
@@ -484,9 +526,6 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 	}
 	for ip, ref := range kept.addrs.all() {
 		c.use(kept.looker, ip, ref, +1)
-		if ref.remote != noRemote {
-			touchedIP[ip] = struct{}{}
-		}
 	}
 	kept.topologyRouted, kept.readsZone = r.topologyRouted, r.readsZone
 	if r.topologyRouted {
@@ -496,6 +535,7 @@ func (c *Incremental) contribute(k string, r svcResult, touchedLB map[LBKey]stru
 		c.zoneReaders[k] = struct{}{}
 	}
 	c.results[k] = kept
+	return kept
 }
 
 // refreshFrontend re-decides which key owns a frontend: the smallest key

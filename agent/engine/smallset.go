@@ -107,6 +107,12 @@ func bodyOf(lb LoadBalancer) lbBody {
 		Distribution: lb.Distribution, InternalPort: lb.InternalPort, Recreate: lb.Recreate}
 }
 
+func (b lbBody) equal(o lbBody) bool {
+	return b.SourceVIP == o.SourceVIP && b.Flags == o.Flags && b.PortMappingFlags == o.PortMappingFlags &&
+		b.Distribution == o.Distribution && b.InternalPort == o.InternalPort && b.Recreate == o.Recreate &&
+		slices.Equal(b.Backends, o.Backends)
+}
+
 // with is the load balancer of key k whose body b is.
 func (b lbBody) with(k LBKey) LoadBalancer {
 	return LoadBalancer{Key: k, SourceVIP: b.SourceVIP, Backends: b.Backends, Flags: b.Flags, PortMappingFlags: b.PortMappingFlags,
@@ -140,6 +146,19 @@ func (l *lbContributions) remove(service string) {
 }
 
 func (l lbContributions) empty() bool { return l.first.service == "" }
+
+// of is service's contribution, if it made one.
+func (l lbContributions) of(service string) (lbBody, bool) {
+	if l.first.service == service && service != "" {
+		return l.first.lb, true
+	}
+	for _, c := range l.more {
+		if c.service == service {
+			return c.lb, true
+		}
+	}
+	return lbBody{}, false
+}
 
 // pick is the contribution of the smallest service name, so that services
 // sharing a health-check LB agree whatever the order of updates.
