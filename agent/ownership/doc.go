@@ -43,5 +43,8 @@
 // next sync Owned.Settle records the unrecorded LB matching it, even if the
 // service changed meanwhile, and drops the rest. A modify records the
 // contents before and after the call, so a kill in between leaves an LB
-// still proven winproxy's.
+// still proven winproxy's. A delete's line is the one that may wait: it is
+// written with the next append (an event's delete with the intent of the
+// create replacing it) or at the end of the sync, and a kill before that
+// leaves the entry of an ID HNS no longer lists, which the next list drops.
 package ownership

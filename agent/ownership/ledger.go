@@ -80,6 +80,11 @@ type Ledger struct {
 	// line is the buffer an event's few lines are written from, kept between changes: built
 	// anew, the lines of an event's writes were a tenth of what the agent allocates an event.
 	line []byte
+	// held are the lines of load balancers HNS deleted (forgetDeleted), heldN how many: applied
+	// in memory and written with the journal's next append, so that an event's delete and the
+	// create replacing it cost the intent's write, not one more.
+	held  []byte
+	heldN int
 	disk
 }
 
@@ -227,9 +232,16 @@ func (l *Ledger) changes(e entry) bool {
 }
 
 // change applies entries with one append, so that a kill keeps all of them
-// or none (a torn last line is ignored). Entries that change nothing are
-// not written. The journal is compacted once it has grown enough.
+// or none (a torn last line is ignored), after the lines held since the last
+// append. Entries that change nothing are not written. The journal is
+// compacted once it has grown enough.
 func (l *Ledger) change(es ...entry) error {
+	return l.changeHolding(false, es...)
+}
+
+// changeHolding is change; with hold, the entries' lines are held for the
+// next append instead of written now.
+func (l *Ledger) changeHolding(hold bool, es ...entry) error {
 	for i := range es {
 		es[i].id = normID(es[i].id)
 		if id := es[i].id; id == "" || strings.ContainsAny(id, " \t\n") {
@@ -241,27 +253,38 @@ func (l *Ledger) change(es ...entry) error {
 	if l.closed {
 		return errLedgerClosed
 	}
-	b := l.line[:0]
-	n := 0
+	b := append(l.line[:0], l.held...)
+	n := l.heldN
 	for _, e := range es {
 		if l.changes(e) {
 			b = e.format(b)
 			n++
 		}
 	}
-	if n == 0 {
+	if n == l.heldN {
 		return nil // no change, no write
 	}
 	for _, e := range es {
 		l.apply(e)
 	}
-	if l.path != "" {
-		l.persist(b, n) // written, not kept
+	switch {
+	case l.path == "":
+	case hold:
+		l.held, l.heldN = append(l.held[:0], b...), n
+	default:
+		l.writeHeld(b, n)
 	}
 	if cap(b) <= keptLineBuffer {
 		l.line = b
 	}
 	return nil
+}
+
+// writeHeld writes n changes, rendered as b, which starts with the held
+// lines, and holds none any more.
+func (l *Ledger) writeHeld(b []byte, n int) {
+	l.held, l.heldN = l.held[:0], 0
+	l.persist(b, n) // written, not kept
 }
 
 // keptLineBuffer bounds the line buffer the ledger keeps: an event's lines fit, a first sync's
@@ -358,6 +381,14 @@ func (l *Ledger) Forget(id string) error {
 	return l.change(entry{op: '-', kind: lineLoadBalancer, id: id})
 }
 
+// forgetDeleted drops the LB id, which HNS deleted, and holds its line for
+// the journal's next append (a change, or Flush at the end of every sync).
+// A kill before it leaves the entry in the journal, which is harmless: HNS
+// never lists the ID again, and the next list drops it (Settle).
+func (l *Ledger) forgetDeleted(id string) error {
+	return l.changeHolding(true, entry{op: '-', kind: lineLoadBalancer, id: id})
+}
+
 func (l *Ledger) pendingIntents() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -415,8 +446,12 @@ func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	if l.unsaved > 0 && l.path != "" {
+	switch {
+	case l.path == "":
+	case l.unsaved > 0:
 		_ = l.compact() // a last chance to write what memory holds
+	case l.heldN > 0:
+		l.writeHeld(l.held, l.heldN)
 	}
 	if l.f == nil {
 		return nil

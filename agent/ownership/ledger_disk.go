@@ -60,10 +60,11 @@ func (l *Ledger) Status() LedgerStatus {
 	return LedgerStatus{Path: l.path, Unsaved: l.unsaved, WriteErr: l.writeErr, SpaceErr: l.spaceErr}
 }
 
-// Flush writes what memory holds and the journal lacks, by rewriting the
-// journal whole, and retries a reservation that failed. It is how the
-// ledger catches up once the disk has room again; the applier calls it at
-// every sync. The error is the write's, which Status reports too.
+// Flush writes what memory holds and the journal lacks: the lines held for
+// the next append, or, after a write failed, the journal whole. It also
+// retries a reservation that failed. It is how the ledger catches up once
+// the disk has room again; the applier calls it at the end of every sync.
+// The error is the write's, which Status reports too.
 func (l *Ledger) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -76,6 +77,11 @@ func (l *Ledger) Flush() error {
 			return err
 		}
 		return nil
+	}
+	if l.heldN > 0 {
+		if l.writeHeld(l.held, l.heldN); l.unsaved > 0 {
+			return l.writeErr
+		}
 	}
 	if l.spaceErr != nil {
 		if l.lines > max(compactFactor*l.live(), minCompactLines) {
@@ -203,6 +209,7 @@ func (l *Ledger) compact() error {
 	}
 	l.lines, l.retryAt = l.live(), 0
 	l.unsaved, l.writeErr, l.spaceErr = 0, nil, nil
+	l.held, l.heldN = l.held[:0], 0 // the snapshot holds their changes
 	if err := l.open(); err != nil {
 		// Written, but not open for the next append: that append retries.
 		l.spaceErr = err

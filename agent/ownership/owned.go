@@ -161,7 +161,7 @@ func (o *Owned) DeleteLoadBalancer(ctx context.Context, cur hns.LoadBalancer) er
 		return gerr == nil, gerr
 	})
 	if err == nil || hns.IsNotFound(err) {
-		if ferr := o.Ledger.Forget(cur.ID); ferr != nil {
+		if ferr := o.Ledger.forgetDeleted(cur.ID); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 	}

@@ -396,3 +396,66 @@ func TestDeleteOfAMissingObjectWithAnUnknownCode(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteIsWrittenWithTheNextChange: the line of a deleted load balancer waits for the
+// journal's next write, so an event's delete and the create replacing it write the journal once
+// each for the create's intent and record, not once more for the delete; Flush, which ends every
+// sync, writes it when no change follows. A kill before that leaves the entry of an ID HNS no
+// longer lists, which the next list drops.
+func TestDeleteIsWrittenWithTheNextChange(t *testing.T) {
+	journal := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	path := filepath.Join(t.TempDir(), "owned")
+	s := newSim(t)
+	o, _, pod := newOwnedHost(t, path, s)
+	old, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := "-L " + string(hns.IDOf(old.ID)) + "\n"
+	if err := o.DeleteLoadBalancer(ctx, listed(t, s, old.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if o.Ledger.Has(old.ID) || strings.Contains(journal(path), deleted) {
+		t.Fatalf("after the delete: recorded %v, journal:\n%s\nwant forgotten, and no line written yet", o.Ledger.Has(old.ID), journal(path))
+	}
+
+	// A kill now: the reopened ledger has the entry until a list drops it.
+	if err := os.WriteFile(path+".copy", []byte(journal(path)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := ownership.OpenLedger(path + ".copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	lbs, _ := s.ListLoadBalancers(ctx)
+	if _, err := ownership.NewOwned(s, reopened).Settle(lbs); err != nil || reopened.Has(old.ID) {
+		t.Errorf("after a kill and a list: recorded %v (%v), want dropped", reopened.Has(old.ID), err)
+	}
+
+	// The create's intent carries the delete's line: it comes first, in the same write.
+	if _, err := o.CreateLoadBalancer(ctx, lbOn("10.96.0.10", pod.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if j := journal(path); !strings.Contains(j, deleted+"+I ") {
+		t.Errorf("journal after the create:\n%s\nwant %q before the intent", j, deleted)
+	}
+
+	// A delete with no change after it: Flush writes it.
+	now, _ := s.ListLoadBalancers(ctx)
+	if err := o.DeleteLoadBalancer(ctx, now[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Ledger.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if j := journal(path); !strings.HasSuffix(j, "-L "+string(hns.IDOf(now[0].ID))+"\n") {
+		t.Errorf("journal after Flush:\n%s\nwant the delete's line last", j)
+	}
+}
