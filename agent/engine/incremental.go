@@ -436,8 +436,7 @@ func reuse[T any](s []T, n int) []T {
 // of them its next contribution changed.
 func (c *Incremental) bodiesOf(k string, keys []LBKey, bodies []lbBody) []lbBody {
 	for _, key := range keys {
-		b, _ := c.lbs[key].of(k)
-		bodies = append(bodies, b)
+		bodies = append(bodies, c.lbs[key].of(k))
 	}
 	return bodies
 }
@@ -454,7 +453,7 @@ func (c *Incremental) bodiesOf(k string, keys []LBKey, bodies []lbBody) []lbBody
 func (c *Incremental) touch(k string, was, now contribution, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	if slices.Equal(was.lbKeys, now.lbKeys) {
 		for i, key := range now.lbKeys {
-			if body, _ := c.lbs[key].of(k); !body.equal(c.before[i]) {
+			if !c.lbs[key].of(k).equal(c.before[i]) {
 				touchedLB[key] = struct{}{}
 			}
 		}

@@ -147,17 +147,17 @@ func (l *lbContributions) remove(service string) {
 
 func (l lbContributions) empty() bool { return l.first.service == "" }
 
-// of is service's contribution, if it made one.
-func (l lbContributions) of(service string) (lbBody, bool) {
+// of is service's contribution, or the zero body if it made none.
+func (l lbContributions) of(service string) lbBody {
 	if l.first.service == service && service != "" {
-		return l.first.lb, true
+		return l.first.lb
 	}
 	for _, c := range l.more {
 		if c.service == service {
-			return c.lb, true
+			return c.lb
 		}
 	}
-	return lbBody{}, false
+	return lbBody{}
 }
 
 // pick is the contribution of the smallest service name, so that services
