@@ -122,6 +122,13 @@ func TestChangesNameOnlyWhatChanged(t *testing.T) {
 			if ch.Everything || !slices.Equal(lbs, tc.lbs) || !slices.Equal(remotes, tc.remotes) {
 				t.Errorf("Changes named keys %q and addresses %q (everything: %v), want keys %q and addresses %q", lbs, remotes, ch.Everything, tc.lbs, tc.remotes)
 			}
+			// A load balancer left as it was keeps one list of backends: the desired state's is
+			// the contribution's, not an equal copy of it kept beside it.
+			for key, lb := range c.desired.LoadBalancers {
+				if b := c.lbs[key].pick().lb.Backends; len(b) > 0 && &b[0] != &lb.Backends[0] {
+					t.Errorf("%s: the desired load balancer and the service's contribution hold two lists of backends", key)
+				}
+			}
 		})
 	}
 }

@@ -453,9 +453,16 @@ func (c *Incremental) bodiesOf(k string, keys []LBKey, bodies []lbBody) []lbBody
 func (c *Incremental) touch(k string, was, now contribution, touchedLB map[LBKey]struct{}, touchedIP map[netip.Addr]struct{}) {
 	if slices.Equal(was.lbKeys, now.lbKeys) {
 		for i, key := range now.lbKeys {
-			if !c.lbs[key].of(k).equal(c.before[i]) {
+			l := c.lbs[key]
+			if !l.of(k).equal(c.before[i]) {
 				touchedLB[key] = struct{}{}
+				continue
 			}
+			// Unchanged: the contribution takes back the body it had, which the desired state
+			// holds (refreshFrontend runs for touched keys only), so that the new computation's
+			// backends are not kept beside it (3.5 MB after an hour's churn at 10k Services).
+			l.set(k, c.before[i])
+			c.lbs[key] = l
 		}
 	} else {
 		// The keys or their order differ: every claim may have changed.
@@ -512,7 +519,7 @@ func (c *Incremental) contribute(k string, r svcResult) contribution {
 	for i, lb := range r.lbs {
 		kept.lbKeys[i] = lb.Key
 		l := c.lbs[lb.Key]
-		l.set(k, lb)
+		l.set(k, bodyOf(lb))
 		c.lbs[lb.Key] = l
 		fk := frontOf(lb.Key)
 		cs := c.frontends[fk]

@@ -119,8 +119,7 @@ func (b lbBody) with(k LBKey) LoadBalancer {
 		Distribution: b.Distribution, InternalPort: b.InternalPort, Recreate: b.Recreate}
 }
 
-func (l *lbContributions) set(service string, lb LoadBalancer) {
-	body := bodyOf(lb)
+func (l *lbContributions) set(service string, body lbBody) {
 	switch l.first.service {
 	case "", service:
 		l.first = contributedLB{service, body}
