@@ -42,8 +42,9 @@ import (
 // the start of the process), then the agent's CPU per EndpointSlice event over
 // WINPROXY_BENCH_EVENTS events (2,400: an hour of one change every 1.5 s), each moving a remote
 // endpoint to another node, one every WINPROXY_BENCH_PACE (25ms: the hour's events in a minute),
-// less what the agent costs idle over the same time, and the garbage collections the churn and an
-// idle period cause; and the agent's RSS and live heap after the first sync and after the churn,
+// less what the agent costs idle over the same time, and of it the share of the Go runtime's
+// monitor thread (monitorOf), which CPU profiles do not see; the garbage collections the churn and
+// an idle period cause; and the agent's RSS and live heap after the first sync and after the churn,
 // with the peak RSS so far. CPU is the process's, read from /proc: the machine's other work does
 // not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during the whole
 // churn; its heap profiles after the first sync and after the churn, and the churn's allocations,
