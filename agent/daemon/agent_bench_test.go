@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +27,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -49,7 +53,14 @@ import (
 // not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during the whole
 // churn; its heap profiles after the first sync and after the churn, and the churn's allocations,
 // are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds
-// variables to the agent's environment (e.g. GOGC=50), as a pod's env would.
+// variables to the agent's environment (e.g. GOGC=50), as a pod's env would, and
+// WINPROXY_BENCH_AGENT_ARGS to its flags (e.g. --kube-api-compression). The agent reaches the API
+// server through a loopback forwarder that counts the bytes it receives (apiserver-MiB-first, and
+// apiserver-KiB/event over the churn, TLS included), and the API server's own CPU over the churn is
+// reported per event (apiserver-cpu-ms/event: the benchmark's updates, their storage and the watch).
+// WINPROXY_BENCH_WINDOWS names the simulated host's Windows Server release (ws2022 by default; see
+// sim.ProfileByName): an event's load balancer is deleted and created again up to 2022, modified in
+// place from 2025 on, whose HNS modifies (docs/design/dataplane.md, "How winkernel syncs").
 //
 // The node's simulated host lives in the benchmark's process, which serves it to the agent over
 // loopback (hnsrpc, --hns-sim-address) as HNS serves the agent's JSON calls on Windows from a
@@ -83,16 +94,30 @@ func BenchmarkAgent(b *testing.B) {
 	c := fastClient(b, env)
 	slices := load(b, c, cl)
 	b.Logf("Loaded %d Nodes, %d Services and %d EndpointSlices in %v", nodes, services, len(slices), time.Since(start).Round(time.Second))
-	host, err := hnsrpc.Serve("127.0.0.1:0", seedHost(b, cl))
+	release, err := sim.ProfileByName(cmp.Or(os.Getenv("WINPROXY_BENCH_WINDOWS"), sim.WS2022.Name))
+	if err != nil {
+		b.Fatalf("WINPROXY_BENCH_WINDOWS: %v", err)
+	}
+	b.Logf("Simulated host: Windows Server %s, HNS %d.%d", release.WindowsServer, release.Version.Major, release.Version.Minor)
+	host, err := hnsrpc.Serve("127.0.0.1:0", seedHost(b, cl, release))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer host.Close()
 
+	// The agent reaches the API server through a forwarder that counts what it receives.
+	apiURL, err := url.Parse(env.Config.Host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := startWire(b, apiURL.Host)
+	defer w.Close()
+	apiServer := apiServerPid(b, apiURL)
 	// The agent keeps its ledger in the folder of the host file, which is not opened.
 	p, err := fleet.StartAgent(dir, dir, filepath.Join(dir, "host"), fleet.Node{Name: cl.NodeName}, fleet.AgentOptions{
-		Kubeconfig: env.Kubeconfig, HealthIP: "127.0.19.1", SimAddress: host.Addr(), Args: []string{"--profiling"},
-		Env: strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ENV"))})
+		Kubeconfig: throughWire(b, env.Kubeconfig, dir, w), HealthIP: "127.0.19.1", SimAddress: host.Addr(),
+		Args: append([]string{"--profiling"}, strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ARGS"))...),
+		Env:  strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ENV"))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,6 +132,7 @@ func BenchmarkAgent(b *testing.B) {
 	firstWall, firstCPU := time.Since(start), cpuOf(b, p.Pid())
 	b.ReportMetric(firstWall.Seconds(), "first-sync-s")
 	b.ReportMetric(firstCPU.Seconds(), "first-sync-cpu-s")
+	b.ReportMetric(float64(w.received.Load())/(1<<20), "apiserver-MiB-first")
 	settle(b, p)
 	memory(b, p, "first")
 
@@ -152,9 +178,14 @@ func BenchmarkAgent(b *testing.B) {
 		b.Fatal(err)
 	}
 	churnStart, churnCPU0, churnMonitor0, churnGCs, churnAllocs := time.Now(), cpuOf(b, p.Pid()), monitorOf(b, p.Pid()), metric(b, p, gcCycles), metric(b, p, allocated)
+	churnAPI0, churnReceived0 := cpuOf(b, apiServer), w.received.Load()
 	churn(b, c, cl, slices, events, pace)
 	settle(b, p)
 	churnWall, churnCPU, churnMonitor := time.Since(churnStart), cpuOf(b, p.Pid())-churnCPU0, monitorOf(b, p.Pid())-churnMonitor0
+	// The API server's side: all its CPU over the churn (the benchmark's updates, their storage and
+	// every watch), and what the agent received from it.
+	b.ReportMetric(float64(cpuOf(b, apiServer)-churnAPI0)/float64(events)/1e6, "apiserver-cpu-ms/event")
+	b.ReportMetric(float64(w.received.Load()-churnReceived0)/float64(events)/1024, "apiserver-KiB/event")
 	// A collection's cost follows the live heap; how often one comes follows what the agent
 	// allocates: per event (the churn) and per period (the ID check's answer). With the
 	// collector's target a fixed share of the live heap, the collector's CPU per event follows
@@ -357,9 +388,9 @@ func parallel(b *testing.B, n int, f func(i int) error) {
 }
 
 // seedHost is node-0's host as the CNI leaves it: the overlay network with a route per other
-// node, and node-0's pods' endpoints.
-func seedHost(b *testing.B, cl *enginetest.Cluster) *sim.Sim {
-	s := sim.MustNew(sim.WithProfile(sim.WS2022))
+// node, and node-0's pods' endpoints, on the given Windows Server release.
+func seedHost(b *testing.B, cl *enginetest.Cluster, release sim.Profile) *sim.Sim {
+	s := sim.MustNew(sim.WithProfile(release))
 	if _, err := s.AddNetwork(cl.Network); err != nil {
 		b.Fatal(err)
 	}
@@ -646,4 +677,106 @@ func monitorOf(b *testing.B, pid int) time.Duration {
 		b.Fatalf("reading %s: %v", path, err)
 	}
 	return time.Duration(ns)
+}
+
+// wire forwards loopback TCP connections to the API server and counts the bytes it sends back:
+// what the agent receives from it, as on the wire (TLS and any compression included).
+type wire struct {
+	l        net.Listener
+	received atomic.Int64
+}
+
+// startWire listens on a loopback port and forwards each connection to target.
+func startWire(b *testing.B, target string) *wire {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &wire{l: l}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			go forward(c, s, &w.received)
+			go forward(s, c, nil)
+		}
+	}()
+	return w
+}
+
+func (w *wire) Close() { _ = w.l.Close() }
+
+// forward copies from src to dst, counting into n when given, and closes both when src ends.
+func forward(dst, src net.Conn, n *atomic.Int64) {
+	var out io.Writer = dst
+	if n != nil {
+		out = countingWriter{dst, n}
+	}
+	_, _ = io.Copy(out, src)
+	_ = dst.Close()
+	_ = src.Close()
+}
+
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// throughWire writes a copy of kubeconfig whose API server is reached through w.
+func throughWire(b *testing.B, kubeconfig, dir string, w *wire) string {
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		u, err := url.Parse(c.Server)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u.Host = w.l.Addr().String()
+		c.Server = u.String()
+	}
+	path := filepath.Join(dir, "kubeconfig-wire")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// apiServerPid finds the kube-apiserver process serving u by its --secure-port.
+func apiServerPid(b *testing.B, u *url.URL) int {
+	want := "--secure-port=" + u.Port()
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if filepath.Base(args[0]) == "kube-apiserver" && slices.Contains(args, want) {
+			return pid
+		}
+	}
+	b.Fatalf("no kube-apiserver process with %s", want)
+	return 0
 }
