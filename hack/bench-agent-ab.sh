@@ -45,12 +45,13 @@ for ((i = 1; i <= pairs; i++)); do
 done
 
 # Each result line is "LABEL PAIR BenchmarkAgent-N 1 NS ns/op" and then value/unit pairs.
-# The parts of an event (receive, noop-sync) and the runtime monitor thread's share of an event
-# (monitor) are blank for code whose benchmark did not measure them.
+# The parts of an event (receive, noop-sync), the runtime monitor thread's share of an event
+# (monitor) and the API server's CPU an event (apiserver) are blank for code whose benchmark did
+# not measure them.
 awk '
-BEGIN { printf "%-9s %4s %12s %10s %14s %14s %16s %12s %12s\n", "code", "pair", "cpu-ms/event", "monitor", "alloc-KiB/ev", "first-cpu-s", "rss-MiB-churn", "receive", "noop-sync" }
+BEGIN { printf "%-9s %4s %12s %10s %14s %14s %16s %12s %12s %10s\n", "code", "pair", "cpu-ms/event", "monitor", "alloc-KiB/ev", "first-cpu-s", "rss-MiB-churn", "receive", "noop-sync", "apiserver" }
 {
 	delete m
 	for (i = 7; i < NF; i += 2) m[$(i + 1)] = $i
-	printf "%-9s %4s %12s %10s %14s %14s %16s %12s %12s\n", $1, $2, m["cpu-ms/event"], m["monitor-cpu-ms/event"], m["allocated-KiB/event"], m["first-sync-cpu-s"], m["rss-MiB-churn"], m["cpu-ms/receive"], m["cpu-ms/noop-sync"]
+	printf "%-9s %4s %12s %10s %14s %14s %16s %12s %12s %10s\n", $1, $2, m["cpu-ms/event"], m["monitor-cpu-ms/event"], m["allocated-KiB/event"], m["first-sync-cpu-s"], m["rss-MiB-churn"], m["cpu-ms/receive"], m["cpu-ms/noop-sync"], m["apiserver-cpu-ms/event"]
 }' "$tmp/results"
