@@ -54,7 +54,7 @@ import (
 // churn; its heap profiles after the first sync and after the churn, and the churn's allocations,
 // are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds
 // variables to the agent's environment (e.g. GOGC=50), as a pod's env would, and
-// WINPROXY_BENCH_AGENT_ARGS to its flags (e.g. --kube-api-compression). The agent reaches the API
+// WINPROXY_BENCH_AGENT_ARGS to its flags (e.g. --kube-api-qps=20). The agent reaches the API
 // server through a loopback forwarder that counts the bytes it receives (apiserver-MiB-first, and
 // apiserver-KiB/event over the churn, TLS included), and the API server's own CPU over the churn is
 // reported per event (apiserver-cpu-ms/event: the benchmark's updates, their storage and the watch).
