@@ -61,6 +61,9 @@ import (
 // WINPROXY_BENCH_WINDOWS names the simulated host's Windows Server release (ws2022 by default; see
 // sim.ProfileByName): an event's load balancer is deleted and created again up to 2022, modified in
 // place from 2025 on, whose HNS modifies (docs/design/dataplane.md, "How winkernel syncs").
+// Last, with the agent stopped, it measures the floor of an event (floor_bench_test.go): a bare
+// client-go informer that makes the same HNS calls, on the same host, reported as floor-* and
+// the agent's event over it (agent-over-floor).
 //
 // The node's simulated host lives in the benchmark's process, which serves it to the agent over
 // loopback (hnsrpc, --hns-sim-address) as HNS serves the agent's JSON calls on Windows from a
@@ -99,7 +102,8 @@ func BenchmarkAgent(b *testing.B) {
 		b.Fatalf("WINPROXY_BENCH_WINDOWS: %v", err)
 	}
 	b.Logf("Simulated host: Windows Server %s, HNS %d.%d", release.WindowsServer, release.Version.Major, release.Version.Minor)
-	host, err := hnsrpc.Serve("127.0.0.1:0", seedHost(b, cl, release))
+	simHost := seedHost(b, cl, release)
+	host, err := hnsrpc.Serve("127.0.0.1:0", simHost)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,8 +118,9 @@ func BenchmarkAgent(b *testing.B) {
 	defer w.Close()
 	apiServer := apiServerPid(b, apiURL)
 	// The agent keeps its ledger in the folder of the host file, which is not opened.
+	kubeconfig := throughWire(b, env.Kubeconfig, dir, w)
 	p, err := fleet.StartAgent(dir, dir, filepath.Join(dir, "host"), fleet.Node{Name: cl.NodeName}, fleet.AgentOptions{
-		Kubeconfig: throughWire(b, env.Kubeconfig, dir, w), HealthIP: "127.0.19.1", SimAddress: host.Addr(),
+		Kubeconfig: kubeconfig, HealthIP: "127.0.19.1", SimAddress: host.Addr(),
 		Args: append([]string{"--profiling"}, strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ARGS"))...),
 		Env:  strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ENV"))})
 	if err != nil {
@@ -179,7 +184,7 @@ func BenchmarkAgent(b *testing.B) {
 	}
 	churnStart, churnCPU0, churnMonitor0, churnGCs, churnAllocs := time.Now(), cpuOf(b, p.Pid()), monitorOf(b, p.Pid()), metric(b, p, gcCycles), metric(b, p, allocated)
 	churnAPI0, churnReceived0 := cpuOf(b, apiServer), w.received.Load()
-	churn(b, c, cl, slices, events, pace)
+	churn(b, c, cl, slices, 0, events, pace)
 	settle(b, p)
 	churnWall, churnCPU, churnMonitor := time.Since(churnStart), cpuOf(b, p.Pid())-churnCPU0, monitorOf(b, p.Pid())-churnMonitor0
 	// The API server's side: all its CPU over the churn (the benchmark's updates, their storage and
@@ -196,7 +201,8 @@ func BenchmarkAgent(b *testing.B) {
 	syncs := logSyncs(b, "churn", syncs0, syncsByMode(b, p))
 	writes, _ := p.HNSWrites()
 	net := float64(churnCPU) - idleRate*float64(churnWall)
-	b.ReportMetric(net/float64(events)/1e6, "cpu-ms/event")
+	event := net / float64(events) / 1e6
+	b.ReportMetric(event, "cpu-ms/event")
 	// Of which the runtime's monitor thread (monitorOf), which a CPU profile leaves out.
 	b.ReportMetric((float64(churnMonitor)-idleMonitorRate*float64(churnWall))/float64(events)/1e6, "monitor-cpu-ms/event")
 	b.ReportMetric(float64(churnCPU)/float64(events)/1e6, "gross-cpu-ms/event")
@@ -212,18 +218,12 @@ func BenchmarkAgent(b *testing.B) {
 	// programs: reception and a sync with nothing to program. The churn's event less that one is
 	// what programming the change costs (HNS calls and their bookkeeping).
 	parts := min(events, 1000)
-	label := func(objs func(i int) client.Object) func(i int) error {
-		return func(i int) error {
-			patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench.winproxy.io/touched":"%d"}}}`, i)
-			return c.Patch(ctx, objs(i), client.RawPatch(types.MergePatchType, patch))
-		}
-	}
 	for _, part := range []struct {
 		name   string
 		update func(i int) error
 	}{
-		{"receive", label(func(i int) client.Object { return cl.Services[i%len(cl.Services)] })},
-		{"slice-label", label(func(i int) client.Object { return slices[i%len(slices)] })},
+		{"receive", label(c, func(i int) client.Object { return cl.Services[i%len(cl.Services)] })},
+		{"slice-label", label(c, func(i int) client.Object { return slices[i%len(slices)] })},
 		{"noop-sync", func(i int) error {
 			s := slices[i%len(slices)]
 			for e := range s.Endpoints {
@@ -249,6 +249,18 @@ func BenchmarkAgent(b *testing.B) {
 		b.ReportMetric(monitor/float64(parts)/1e6, "monitor-cpu-ms/"+part.name)
 		b.ReportMetric(logSyncs(b, part.name, syncs0, syncsByMode(b, p))/float64(parts), "syncs/"+part.name)
 		b.ReportMetric((writes-writes0)/float64(parts), "hns-writes/"+part.name)
+	}
+
+	// The floor of an event (floor_bench_test.go), on the host the agent leaves as it stops.
+	p.Stop()
+	floor(b, floorConfig{Kubeconfig: kubeconfig, HNS: host.Addr(), Network: cl.Network.Name}, simHost, c, cl, slices, events, parts, pace, event)
+}
+
+// label updates the objects objs(i) gives by a label only.
+func label(c client.Client, objs func(i int) client.Object) func(i int) error {
+	return func(i int) error {
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench.winproxy.io/touched":"%d"}}}`, i)
+		return c.Patch(context.Background(), objs(i), client.RawPatch(types.MergePatchType, patch))
 	}
 }
 
@@ -402,11 +414,12 @@ func seedHost(b *testing.B, cl *enginetest.Cluster, release sim.Profile) *sim.Si
 	return s
 }
 
-// churn sends events EndpointSlice updates, one every pace: each moves a remote endpoint of
-// the next slice to a pod address that no other pod uses (slice k's on node 1 + k mod the other
-// nodes), and back when the slices come round again. The agent's work per event does not depend
-// on the pace as long as each event gets a sync of its own (syncs/event near 1).
-func churn(b *testing.B, c client.Client, cl *enginetest.Cluster, slices []*discoveryv1.EndpointSlice, events int, pace time.Duration) {
+// churn sends events EndpointSlice updates, one every pace, the churn's events from, from+1 and
+// so on: each moves a remote endpoint of the next slice to a pod address that no other pod uses
+// (slice k's on node 1 + k mod the other nodes), and back when the slices come round again. The
+// agent's work per event does not depend on the pace as long as each event gets a sync of its own
+// (syncs/event near 1).
+func churn(b *testing.B, c client.Client, cl *enginetest.Cluster, slices []*discoveryv1.EndpointSlice, from, events int, pace time.Duration) {
 	ctx := context.Background()
 	tick := time.NewTicker(pace)
 	defer tick.Stop()
@@ -417,7 +430,7 @@ func churn(b *testing.B, c client.Client, cl *enginetest.Cluster, slices []*disc
 	if free+len(slices)/nodes >= 1020 {
 		b.Fatalf("%d nodes have no room for %d more pods each", nodes, len(slices)/nodes+1)
 	}
-	for i := range events {
+	for i := from; i < from+events; i++ {
 		<-tick.C
 		k := i % len(slices)
 		s, orig := slices[k], cl.EndpointSlices[k]
