@@ -52,7 +52,9 @@ import (
 // with the peak RSS so far. CPU is the process's, read from /proc: the machine's other work does
 // not count. WINPROXY_BENCH_PROFILE names a file for a CPU profile of the agent during the whole
 // churn; its heap profiles after the first sync and after the churn, and the churn's allocations,
-// are written beside it (.first.heap, .churn.heap, .churn.allocs). WINPROXY_BENCH_AGENT_ENV adds
+// are written beside it (.first.heap, .churn.heap, .churn.allocs); with WINPROXY_BENCH_PROFILE_PART
+// naming one of the parts below (receive, slice-label, noop-sync) the CPU profile covers that part
+// instead of the churn. WINPROXY_BENCH_AGENT_ENV adds
 // variables to the agent's environment (e.g. GOGC=50), as a pod's env would, and
 // WINPROXY_BENCH_AGENT_ARGS to its flags (e.g. --kube-api-qps=20). The agent reaches the API
 // server through a loopback forwarder that counts the bytes it receives (apiserver-MiB-first, and
@@ -164,7 +166,8 @@ func BenchmarkAgent(b *testing.B) {
 	syncs0 := syncsByMode(b, p)
 	writes0, _ := p.HNSWrites()
 	var profile sync.WaitGroup
-	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" {
+	profilePart := os.Getenv("WINPROXY_BENCH_PROFILE_PART")
+	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" && profilePart == "" {
 		// The whole churn: at 25 ms a pace, 30 s held about 160 samples, too few to tell a
 		// function under 5 % from noise.
 		seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
@@ -238,6 +241,13 @@ func BenchmarkAgent(b *testing.B) {
 	} {
 		syncs0 := syncsByMode(b, p)
 		writes0, _ := p.HNSWrites()
+		var profile sync.WaitGroup
+		if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" && profilePart == part.name {
+			seconds := int(math.Ceil((time.Duration(parts) * pace).Seconds()))
+			profile.Go(func() {
+				fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
+			})
+		}
 		start, cpu0, monitor0 := time.Now(), cpuOf(b, p.Pid()), monitorOf(b, p.Pid())
 		paced(b, parts, pace, part.update)
 		settle(b, p)
@@ -245,6 +255,7 @@ func BenchmarkAgent(b *testing.B) {
 		net := float64(cpuOf(b, p.Pid())-cpu0) - idleRate*wall
 		monitor := float64(monitorOf(b, p.Pid())-monitor0) - idleMonitorRate*wall
 		writes, _ := p.HNSWrites()
+		profile.Wait()
 		b.ReportMetric(net/float64(parts)/1e6, "cpu-ms/"+part.name)
 		b.ReportMetric(monitor/float64(parts)/1e6, "monitor-cpu-ms/"+part.name)
 		b.ReportMetric(logSyncs(b, part.name, syncs0, syncsByMode(b, p))/float64(parts), "syncs/"+part.name)
