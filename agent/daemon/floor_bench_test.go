@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -74,8 +75,8 @@ func TestMain(m *testing.M) {
 }
 
 // runFloor runs the floor's proxy: it says "synced" once its informer has listed the slices, then
-// answers each line read from in with its counts ("updates moves"), and returns when in ends or
-// a move cannot be made.
+// answers each line read from in with its counts ("updates moves allocated-bytes gc-cycles"), and
+// returns when in ends or a move cannot be made.
 func runFloor(cfg floorConfig, in io.Reader, out io.Writer) error {
 	ctx := context.Background()
 	rest, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
@@ -122,7 +123,9 @@ func runFloor(cfg floorConfig, in io.Reader, out io.Writer) error {
 		if err := p.failure(); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, p.updates.Load(), p.moves.Load())
+		heap := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+		metrics.Read(heap)
+		fmt.Fprintln(out, p.updates.Load(), p.moves.Load(), heap[0].Value.Uint64(), heap[1].Value.Uint64())
 	}
 	return p.failure()
 }
@@ -327,25 +330,32 @@ func startFloor(b *testing.B, cfg floorConfig) *floorProcess {
 	return f
 }
 
-// counts asks the floor how many updates it received and how many moves it programmed.
-func (f *floorProcess) counts(b *testing.B) (updates, moves int) {
+// floorCounts is what the floor has done so far.
+type floorCounts struct {
+	// updates it handled, moves it programmed, bytes it allocated and garbage collections it made.
+	updates, moves, allocated, gcs int
+}
+
+// counts asks the floor what it has done.
+func (f *floorProcess) counts(b *testing.B) floorCounts {
 	if _, err := io.WriteString(f.in, "?\n"); err != nil {
 		b.Fatalf("the floor ended: %v\n%s", err, f.stderr.String())
 	}
 	if !f.out.Scan() {
 		b.Fatalf("the floor ended:\n%s", f.stderr.String())
 	}
-	if _, err := fmt.Sscan(f.out.Text(), &updates, &moves); err != nil {
+	var c floorCounts
+	if _, err := fmt.Sscan(f.out.Text(), &c.updates, &c.moves, &c.allocated, &c.gcs); err != nil {
 		b.Fatalf("the floor answered %q: %v", f.out.Text(), err)
 	}
-	return updates, moves
+	return c
 }
 
 // await waits until the floor has handled updates updates.
 func (f *floorProcess) await(b *testing.B, updates int) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if n, _ := f.counts(b); n >= updates {
+		if f.counts(b).updates >= updates {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -364,8 +374,8 @@ func (f *floorProcess) stop() {
 // floor measures the floor of the churn's events, after the agent's: n updates that change a
 // slice's label (reception alone) and n of the churn's moves from its event from on, on the host
 // the agent left, and reports each as the agent's figures are (floor-cpu-ms/slice-label,
-// floor-cpu-ms/event with its monitor's share and HNS writes) and the agent's event over it
-// (agent-over-floor).
+// floor-cpu-ms/event with its monitor's share, HNS writes, allocations and collections) and the
+// agent's event over it (agent-over-floor).
 func floor(b *testing.B, cfg floorConfig, host *sim.Sim, c client.Client, cl *enginetest.Cluster, slices []*discoveryv1.EndpointSlice, from, n int, pace time.Duration, agentEvent float64) {
 	f := startFloor(b, cfg)
 	defer f.stop()
@@ -383,7 +393,7 @@ func floor(b *testing.B, cfg floorConfig, host *sim.Sim, c client.Client, cl *en
 		{"slice-label", 0, func() { paced(b, n, pace, label(c, func(i int) client.Object { return slices[(from+i)%len(slices)] })) }},
 		{"event", n, func() { churn(b, c, cl, slices, from, n, pace) }},
 	} {
-		_, moves0 := f.counts(b)
+		before := f.counts(b)
 		writes0 := host.Counts().Writes
 		start, cpu0, monitor0 := time.Now(), cpuOf(b, pid), monitorOf(b, pid)
 		part.send()
@@ -392,12 +402,15 @@ func floor(b *testing.B, cfg floorConfig, host *sim.Sim, c client.Client, cl *en
 		wall := float64(time.Since(start))
 		net := float64(cpuOf(b, pid)-cpu0) - idleRate*wall
 		monitor := float64(monitorOf(b, pid)-monitor0) - idleMonitorRate*wall
-		if _, moves := f.counts(b); moves-moves0 != part.moves {
-			b.Fatalf("floor, %s: %d moves programmed, want %d", part.name, moves-moves0, part.moves)
+		after := f.counts(b)
+		if moves := after.moves - before.moves; moves != part.moves {
+			b.Fatalf("floor, %s: %d moves programmed, want %d", part.name, moves, part.moves)
 		}
 		b.ReportMetric(net/float64(n)/1e6, "floor-cpu-ms/"+part.name)
 		b.ReportMetric(monitor/float64(n)/1e6, "floor-monitor-cpu-ms/"+part.name)
 		b.ReportMetric(float64(host.Counts().Writes-writes0)/float64(n), "floor-hns-writes/"+part.name)
+		b.ReportMetric(float64(after.allocated-before.allocated)/float64(n)/1024, "floor-allocated-KiB/"+part.name)
+		b.ReportMetric(float64(after.gcs-before.gcs)/float64(n)*1000, "floor-gc-cycles/1000-"+part.name)
 		if part.name == "event" {
 			b.ReportMetric(agentEvent/(net/float64(n)/1e6), "agent-over-floor")
 		}
