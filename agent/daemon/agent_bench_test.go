@@ -83,6 +83,10 @@ func BenchmarkAgent(b *testing.B) {
 	if err != nil {
 		b.Fatalf("WINPROXY_BENCH_PACE: %v", err)
 	}
+	profilePart := os.Getenv("WINPROXY_BENCH_PROFILE_PART")
+	if !slices.Contains([]string{"", "receive", "slice-label", "noop-sync"}, profilePart) {
+		b.Fatalf("WINPROXY_BENCH_PROFILE_PART=%s: not a part (receive, slice-label, noop-sync)", profilePart)
+	}
 	ctx := context.Background()
 	ctrllog.SetLogger(logr.Discard())
 	env, err := testenv.Start(testenv.WithAPIServerFlag("service-cluster-ip-range", "10.96.0.0/12"))
@@ -166,14 +170,11 @@ func BenchmarkAgent(b *testing.B) {
 	syncs0 := syncsByMode(b, p)
 	writes0, _ := p.HNSWrites()
 	var profile sync.WaitGroup
-	profilePart := os.Getenv("WINPROXY_BENCH_PROFILE_PART")
 	if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" && profilePart == "" {
 		// The whole churn: at 25 ms a pace, 30 s held about 160 samples, too few to tell a
 		// function under 5 % from noise.
 		seconds := int(math.Ceil((time.Duration(events) * pace).Seconds()))
-		profile.Go(func() {
-			fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
-		})
+		profile.Go(func() { profileCPU(b, p, seconds, path) })
 		// What the churn allocated, by call stack: the difference of two allocation profiles,
 		// sampled at Go's default rate (WINPROXY_BENCH_AGENT_ENV=GODEBUG=memprofilerate=4096 for
 		// finer). The profile's own writing falls at its end, under runtime/pprof.
@@ -244,9 +245,7 @@ func BenchmarkAgent(b *testing.B) {
 		var profile sync.WaitGroup
 		if path := os.Getenv("WINPROXY_BENCH_PROFILE"); path != "" && profilePart == part.name {
 			seconds := int(math.Ceil((time.Duration(parts) * pace).Seconds()))
-			profile.Go(func() {
-				fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
-			})
+			profile.Go(func() { profileCPU(b, p, seconds, path) })
 		}
 		start, cpu0, monitor0 := time.Now(), cpuOf(b, p.Pid()), monitorOf(b, p.Pid())
 		paced(b, parts, pace, part.update)
@@ -265,6 +264,11 @@ func BenchmarkAgent(b *testing.B) {
 	// The floor of an event (floor_bench_test.go), on the host the agent leaves as it stops.
 	p.Stop()
 	floor(b, floorConfig{Kubeconfig: kubeconfig, HNS: host.Addr(), Network: cl.Network.Name}, simHost, c, cl, slices, events, parts, pace, event)
+}
+
+// profileCPU writes a CPU profile of the agent over the next seconds to path.
+func profileCPU(b *testing.B, p *fleet.Process, seconds int, path string) {
+	fetch(b, strings.Replace(p.MetricsURL, "/metrics", fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), 1), path)
 }
 
 // label updates the objects objs(i) gives by a label only.
