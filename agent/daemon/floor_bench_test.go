@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/winproxy/winproxy/agent/engine/enginetest"
@@ -99,12 +100,8 @@ func runFloor(cfg floorConfig, in io.Reader, out io.Writer) error {
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selectors.EndpointSliceLabels.String() }),
-		informers.WithTransform(func(o any) (any, error) {
-			if m, ok := o.(metav1.Object); ok {
-				m.SetManagedFields(nil)
-			}
-			return o, nil
-		}))
+		// The agent's cache drops them the same way.
+		informers.WithTransform(cache.TransformStripManagedFields()))
 	inf := factory.Discovery().V1().EndpointSlices().Informer()
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(old, new any) {
 		p.update(ctx, old.(*discoveryv1.EndpointSlice), new.(*discoveryv1.EndpointSlice))
@@ -203,7 +200,9 @@ func (p *bareProxy) update(ctx context.Context, old, new *discoveryv1.EndpointSl
 	}
 	if err := p.move(ctx, gone, came); err != nil {
 		p.mu.Lock()
-		p.err = cmpErr(p.err, fmt.Errorf("moving %s to %s in %s: %w", gone, came, new.Name, err))
+		if p.err == nil {
+			p.err = fmt.Errorf("moving %s to %s in %s: %w", gone, came, new.Name, err)
+		}
 		p.mu.Unlock()
 		return
 	}
@@ -276,13 +275,6 @@ func moved(old, new *discoveryv1.EndpointSlice) (gone, came netip.Addr) {
 		return netip.Addr{}, netip.Addr{}
 	}
 	return gone, came
-}
-
-func cmpErr(first, next error) error {
-	if first != nil {
-		return first
-	}
-	return next
 }
 
 func (p *bareProxy) failure() error {
