@@ -43,6 +43,7 @@ import (
 	"github.com/winproxy/winproxy/agent/engine"
 	"github.com/winproxy/winproxy/agent/healthcheck"
 	"github.com/winproxy/winproxy/agent/hns"
+	"github.com/winproxy/winproxy/agent/nodestatus"
 	"github.com/winproxy/winproxy/agent/ownership"
 	"github.com/winproxy/winproxy/agent/selectors"
 	"github.com/winproxy/winproxy/agent/syncmode"
@@ -115,6 +116,8 @@ type agent struct {
 	changes *changeTracker
 	// statusMu serialises status writes: the sync loop and the heartbeat both write.
 	statusMu sync.Mutex
+	// unchanged is the last status build that found nothing to write, under statusMu.
+	unchanged unchangedStatus
 	// families are the IP families the last programming sync proxied; informer handlers read it.
 	families atomic.Pointer[[]v1alpha1.IPFamily]
 	// nodesChanged is set by the Node handler: the CNI's routes follow the Nodes, so the next sync
@@ -601,7 +604,8 @@ func (a *agent) unselected(ctx context.Context) {
 // report writes the status when it changed and records events for what an admin must know.
 func (a *agent) report(ctx context.Context, wpn *v1alpha1.WindowsProxyNode, r syncReport) error {
 	a.emitEvents(wpn, r)
-	return a.writeStatus(ctx, wpn, func(w *v1alpha1.WindowsProxyNode) v1alpha1.WindowsProxyNodeStatus {
+	inputs := nodestatus.Inputs(r.sync())
+	return a.writeStatus(ctx, wpn, &inputs, func(w *v1alpha1.WindowsProxyNode) v1alpha1.WindowsProxyNodeStatus {
 		return buildStatus(w.Status, w, r)
 	})
 }

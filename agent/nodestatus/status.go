@@ -95,6 +95,21 @@ func Build(prev v1alpha1.WindowsProxyNodeStatus, wpn *v1alpha1.WindowsProxyNode,
 	return summarised(prev, st, wpn, s)
 }
 
+// Inputs is s less what Build does not read: the sync's time and duration, which only a status
+// that changed is stamped with, and the applier's bookkeeping of the sync (its writes and calls,
+// repairs, adoptions, disowned and replaced load balancers, failures as winkernel counts them),
+// which the events and metrics report. Two syncs with equal Inputs (reflect.DeepEqual) build the
+// same status from the same WindowsProxyNode, but for those stamps: a build that changed nothing
+// changes nothing again, so the agent skips it. A field added to Sync or apply.Result is
+// compared until it is listed here, and TestInputsAreAllBuildReads fails if Build reads a field
+// listed here.
+func Inputs(s Sync) Sync {
+	s.Finished, s.Duration = time.Time{}, 0
+	r := &s.Result
+	r.Writes, r.Calls, r.DriftRepairs, r.Adopted, r.Disowned, r.ForeignReplaced, r.LBFailures = nil, nil, apply.DriftRepairs{}, 0, nil, nil, nil
+	return s
+}
+
 // summarised ends every status the agent writes: the generation it describes, the kstatus summary
 // of its conditions (which the controller computes the same way when it writes AgentAlive), and
 // the sync time.

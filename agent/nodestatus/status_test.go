@@ -2,6 +2,7 @@ package nodestatus
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -278,5 +279,37 @@ func TestBehind(t *testing.T) {
 	caughtUp := Build(behind, wpn(), programmedReport(since.Add(90*time.Second)))
 	if c := condition(t, caughtUp, v1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %s/%s after the sync that caught up", c.Status, c.Reason)
+	}
+}
+
+// The agent skips a build whose Inputs equal those of the last build that changed nothing
+// (agent/daemon/statuswrite.go): so whatever Inputs drops, Build must not read. Every field
+// Inputs drops is set here as a sync that changed it would set it, and the status must stay.
+func TestInputsAreAllBuildReads(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	quiet := programmedReport(t0)
+	prev := Build(v1alpha1.WindowsProxyNodeStatus{}, wpn(), quiet)
+
+	busy := programmedReport(t0.Add(time.Hour))
+	busy.Duration = 3 * time.Second
+	busy.Result.Writes = map[apply.Write]int{apply.WriteLBCreate: 2}
+	busy.Result.Calls = []apply.Call{{Op: hns.OpCreateLoadBalancer, ID: "lb-2"}}
+	busy.Result.DriftRepairs = apply.DriftRepairs{LoadBalancers: 1, Endpoints: 2}
+	busy.Result.Adopted = 3
+	busy.Result.Disowned = []string{"lb-1"}
+	busy.Result.ForeignReplaced = []string{"10.0.0.10:80/TCP"}
+	busy.Result.LBFailures = []apply.LBFailure{{Op: hns.OpDeleteLoadBalancer, Err: errors.New("refused")}}
+	if in, want := Inputs(busy), Inputs(quiet); !reflect.DeepEqual(in, want) {
+		t.Fatalf("Inputs kept something it drops for the quiet sync:\n%s", cmp.Diff(want, in))
+	}
+	if st := Build(prev, wpn(), busy); !equality.Semantic.DeepEqual(st, prev) {
+		t.Errorf("Build read a field Inputs drops:\n%s", cmp.Diff(prev, st))
+	}
+
+	// What Build reads stays in Inputs.
+	changed := programmedReport(t0)
+	changed.Result.RemoteEndpoints++
+	if reflect.DeepEqual(Inputs(changed), Inputs(quiet)) {
+		t.Error("Inputs dropped the remote endpoints' count, which the status shows")
 	}
 }
