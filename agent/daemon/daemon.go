@@ -487,7 +487,7 @@ func (a *agent) sync(ctx context.Context) error {
 	if d, ok := a.applier.NextRetry(); ok {
 		a.runner.RetryIn(d)
 	}
-	report.health = a.health.sync(cfg, a.engine.ServiceHealthChecks())
+	report.health = a.health.sync(cfg, a.engine.HealthCheckChanges())
 	report.finished = a.opts.Clock.Now()
 	report.duration = report.finished.Sub(start)
 	a.metrics.SyncDuration.Observe(report.duration.Seconds())

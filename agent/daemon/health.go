@@ -68,9 +68,10 @@ func unspecifiedHost(h string) string {
 	return h
 }
 
-// sync moves the proxy health server to the config's port and opens or closes service health
-// servers for the Services that need them.
-func (h *healthServers) sync(cfg v1alpha1.ResolvedProxyConfig, checks map[string]engine.ServiceHealthCheck) healthReport {
+// sync moves the proxy health server to the config's port and opens, moves or closes the service
+// health servers whose checks changed (engine.HealthCheckChanges), and tries again those that
+// could not listen.
+func (h *healthServers) sync(cfg v1alpha1.ResolvedProxyConfig, changes map[string]*engine.ServiceHealthCheck) healthReport {
 	if h.disabled {
 		return healthReport{Disabled: true}
 	}
@@ -86,11 +87,18 @@ func (h *healthServers) sync(cfg v1alpha1.ResolvedProxyConfig, checks map[string
 	if r.ProxyErr = h.server.Serve(addr); r.ProxyErr == nil {
 		r.ProxyAddr = addr
 	}
-	want := make(map[string]healthcheck.Want, len(checks))
-	for name, c := range checks {
-		want[name] = healthcheck.Want{Port: c.Port, LocalEndpoints: c.LocalEndpoints}
+	var want map[string]*healthcheck.Want
+	if len(changes) > 0 {
+		want = make(map[string]*healthcheck.Want, len(changes))
 	}
-	r.Failures = h.services.Sync(want)
+	for name, c := range changes {
+		if c == nil {
+			want[name] = nil
+			continue
+		}
+		want[name] = &healthcheck.Want{Port: c.Port, LocalEndpoints: c.LocalEndpoints}
+	}
+	r.Failures = h.services.Update(want)
 	r.Services = h.services.Listening()
 	return r
 }

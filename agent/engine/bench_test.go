@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/winproxy/winproxy/agent/engine"
@@ -100,6 +101,45 @@ func BenchmarkSetNodeUnchanged(b *testing.B) {
 	}
 	cpu.Report()
 	b.ReportMetric(float64(len(reread.Network.RemoteSubnetRoutes)), "routes")
+}
+
+// BenchmarkHealthCheckEvent is what an event's sync reads of the service health checks, on
+// BenchmarkSetNodeUnchanged's cluster where the first n Services are LoadBalancers with
+// externalTrafficPolicy: Local, each with a service health server on every node: the event moves a
+// remote endpoint of the first. It must cost that Service, not the n.
+func BenchmarkHealthCheckEvent(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("health-checked=%d", n), func(b *testing.B) {
+			cl := enginetest.Spread(10000, 1000, 250)
+			for i, svc := range cl.Services[:n] {
+				svc.Spec.Type, svc.Spec.ExternalTrafficPolicy = corev1.ServiceTypeLoadBalancer, corev1.ServiceExternalTrafficPolicyLocal
+				svc.Spec.HealthCheckNodePort = int32(31000 + i)
+				for p := range svc.Spec.Ports {
+					svc.Spec.Ports[p].NodePort = int32(30000 + i)
+				}
+			}
+			c := cl.Incremental()
+			c.SetNode(cl.NodeName, cl.Config, nil, cl.View(ws2022))
+			c.Desired()
+			if got := len(c.HealthCheckChanges()); got != n {
+				b.Fatalf("%d health checks, want %d", got, n)
+			}
+			orig, moved := movedEndpoint(cl, 0)
+			b.ReportAllocs()
+			cpu := benchmeter.Start(b)
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					c.SetEndpointSlice(moved)
+				} else {
+					c.SetEndpointSlice(orig)
+				}
+				i++
+				c.HealthCheckChanges()
+			}
+			cpu.Report()
+		})
+	}
 }
 
 // movedEndpoint returns service 4242's slice and a copy whose first remote

@@ -56,9 +56,9 @@ type Incremental struct {
 	zoneReaders map[string]struct{}
 	// topologyRouted counts the services routed by topology.
 	topologyRouted int
-	// healthChecked are the services that need a service health server
-	// (ServiceHealthChecks), kept as services are set.
-	healthChecked map[string]struct{}
+	// health follows the services that need a service health server
+	// (HealthCheckChanges).
+	health healthChecks
 	// nodes are the cluster's nodes' pod CIDRs (SetClusterNode).
 	nodes clusterNodes
 	// touched are the keys and addresses whose contributions a Desired
@@ -158,16 +158,16 @@ func (c *Incremental) setAddr(ip netip.Addr, was, u addrUse) {
 // NewIncremental returns an empty Incremental; call SetNode before Desired.
 func NewIncremental() *Incremental {
 	c := &Incremental{
-		services:      map[string]*Service{},
-		slices:        map[string][]*Slice{},
-		sliceSvc:      map[sliceName]string{},
-		dirty:         map[string]struct{}{},
-		results:       map[string]contribution{},
-		lbs:           map[LBKey]lbContributions{},
-		frontends:     map[frontKey]smallSet[claim]{},
-		zoneReaders:   map[string]struct{}{},
-		healthChecked: map[string]struct{}{},
-		touched:       touchedSets{lbs: map[LBKey]struct{}{}, ips: map[netip.Addr]struct{}{}},
+		services:    map[string]*Service{},
+		slices:      map[string][]*Slice{},
+		sliceSvc:    map[sliceName]string{},
+		dirty:       map[string]struct{}{},
+		results:     map[string]contribution{},
+		lbs:         map[LBKey]lbContributions{},
+		frontends:   map[frontKey]smallSet[claim]{},
+		zoneReaders: map[string]struct{}{},
+		health:      newHealthChecks(),
+		touched:     touchedSets{lbs: map[LBKey]struct{}{}, ips: map[netip.Addr]struct{}{}},
 		desired: Desired{
 			LoadBalancers: map[LBKey]LoadBalancer{},
 			svcProblems:   map[string][]Problem{},
@@ -273,18 +273,14 @@ func (c *Incremental) SetServiceForm(svc *Service) {
 	k := svc.Namespace + "/" + svc.Name
 	c.services[k] = svc
 	c.dirty[k] = struct{}{}
-	if needsHealthCheck(svc) {
-		c.healthChecked[k] = struct{}{}
-	} else {
-		delete(c.healthChecked, k)
-	}
+	c.health.setService(k, needsHealthCheck(svc))
 }
 
 // DeleteService removes a service.
 func (c *Incremental) DeleteService(namespace, name string) {
 	k := namespace + "/" + name
 	delete(c.services, k)
-	delete(c.healthChecked, k)
+	c.health.setService(k, false)
 	c.dirty[k] = struct{}{}
 }
 
@@ -307,6 +303,7 @@ func (c *Incremental) SetSlice(s *Slice) {
 	c.slices[k] = slices.Insert(group, i, s)
 	c.sliceSvc[sliceName{s.Namespace, s.Name}] = k
 	c.dirty[k] = struct{}{}
+	c.health.touch(k)
 }
 
 // sliceName names a slice: its namespace and name, the slice's own strings, where a key made of
@@ -328,6 +325,7 @@ func (c *Incremental) DeleteEndpointSlice(namespace, name string) {
 		c.slices[k] = group
 	}
 	c.dirty[k] = struct{}{}
+	c.health.touch(k)
 }
 
 // Desired brings the result up to date and returns it (see Desired for

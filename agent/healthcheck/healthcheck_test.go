@@ -135,8 +135,8 @@ func TestServiceHealthServers(t *testing.T) {
 	web, api := port(), port()
 	url := func(p uint16) string { return fmt.Sprintf("http://127.0.0.1:%d/", p) }
 
-	if f := s.Sync(map[string]Want{"shop/web": {Port: web, LocalEndpoints: 2}, "shop/api": {Port: api}}); len(f) != 0 {
-		t.Fatalf("Sync failed: %v", f)
+	if f := s.Update(map[string]*Want{"shop/web": {Port: web, LocalEndpoints: 2}, "shop/api": {Port: api}}); len(f) != 0 {
+		t.Fatalf("Update failed: %v", f)
 	}
 	code, hdr, body := get(t, url(web))
 	if code != 200 || hdr.Get("X-Load-Balancing-Endpoint-Weight") != "2" || body["localEndpoints"] != float64(2) || body["serviceProxyHealthy"] != true {
@@ -154,7 +154,8 @@ func TestServiceHealthServers(t *testing.T) {
 	}
 	healthy = true
 
-	// A port held by someone else fails alone; the others keep serving.
+	// A port held by someone else fails alone; the others keep serving. A deleted Service's
+	// server stops.
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestServiceHealthServers(t *testing.T) {
 	defer busy.Close()
 	_, bp, _ := net.SplitHostPort(busy.Addr().String())
 	busyPort, _ := strconv.Atoi(bp)
-	f := s.Sync(map[string]Want{"shop/web": {Port: web}, "shop/db": {Port: uint16(busyPort), LocalEndpoints: 1}})
+	f := s.Update(map[string]*Want{"shop/web": {Port: web}, "shop/api": nil, "shop/db": {Port: uint16(busyPort), LocalEndpoints: 1}})
 	if len(f) != 1 || f[0].Service != "shop/db" || f[0].Port != uint16(busyPort) {
 		t.Errorf("failures = %v, want shop/db on its busy port", f)
 	}
@@ -175,8 +176,33 @@ func TestServiceHealthServers(t *testing.T) {
 	if s.Listening() != 1 {
 		t.Errorf("Listening = %d, want 1", s.Listening())
 	}
+	// An Update with no change tries the failed listener again.
+	if f := s.Update(nil); len(f) != 1 || f[0].Service != "shop/db" {
+		t.Errorf("failures = %v, want shop/db still on its busy port", f)
+	}
 	busy.Close()
-	if f := s.Sync(map[string]Want{"shop/web": {Port: web}, "shop/db": {Port: uint16(busyPort), LocalEndpoints: 1}}); len(f) != 0 {
+	if f := s.Update(nil); len(f) != 0 {
 		t.Errorf("the freed port was not taken on the next sync: %v", f)
+	}
+	if code, _, body := get(t, url(uint16(busyPort))); code != 200 || body["localEndpoints"] != float64(1) {
+		t.Errorf("db once its port was free: %d %v, want 200 with its 1 local endpoint", code, body)
+	}
+
+	// A new port moves the server; a Service's endpoint count follows its changes only.
+	moved := port()
+	if f := s.Update(map[string]*Want{"shop/web": {Port: moved, LocalEndpoints: 3}}); len(f) != 0 {
+		t.Fatalf("Update failed: %v", f)
+	}
+	if _, err := http.Get(url(web)); err == nil {
+		t.Error("web still answers on its old port")
+	}
+	if code, _, body := get(t, url(moved)); code != 200 || body["localEndpoints"] != float64(3) {
+		t.Errorf("web on its new port: %d %v, want 200 with 3 local endpoints", code, body)
+	}
+	if code, _, _ := get(t, url(uint16(busyPort))); code != 200 {
+		t.Errorf("db, unchanged, answers %d after web moved, want 200", code)
+	}
+	if s.Listening() != 2 {
+		t.Errorf("Listening = %d, want 2", s.Listening())
 	}
 }

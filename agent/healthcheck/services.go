@@ -37,6 +37,8 @@ type Services struct {
 
 	mu      sync.RWMutex
 	servers map[string]*serviceServer
+	// failed are the wanted servers that do not listen, tried again on every Update.
+	failed map[string]Want
 }
 
 type serviceServer struct {
@@ -48,33 +50,43 @@ type serviceServer struct {
 // NewServices returns service health servers that listen on host ("" for every address of the
 // node, as kube-proxy on Windows does) and report healthy() as serviceProxyHealthy.
 func NewServices(host string, healthy func() bool) *Services {
-	return &Services{host: host, healthy: healthy, servers: map[string]*serviceServer{}}
+	return &Services{host: host, healthy: healthy, servers: map[string]*serviceServer{}, failed: map[string]Want{}}
 }
 
-// Sync opens a listener for every wanted Service that has none, moves those whose port changed,
-// closes those no longer wanted and updates the endpoint counts. A listener that fails is returned
-// and tried again on the next Sync; the others are unaffected.
-func (s *Services) Sync(want map[string]Want) []Failure {
+// Update applies changes, by "namespace/name": a Service's new Want, or nil for one that needs
+// no health server any more. It opens a listener for a new Service, moves one whose port changed,
+// closes one no longer wanted and updates the endpoint counts. A listener that fails is returned,
+// and tried again on every Update until it listens or is no longer wanted; the others are
+// unaffected. Only the changes are read: an event's sync passes the checks it touched, not every
+// Service with a health check.
+func (s *Services) Update(changes map[string]*Want) []Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name, srv := range s.servers {
-		if w, ok := want[name]; !ok || w.Port != srv.port {
+	for name, w := range changes {
+		srv, listening := s.servers[name]
+		switch {
+		case w == nil:
+			delete(s.failed, name)
+		case listening && srv.port == w.Port:
+			srv.endpoints = w.LocalEndpoints
+			continue
+		default:
+			s.failed[name] = *w
+		}
+		if listening {
 			_ = srv.srv.Close()
 			delete(s.servers, name)
 		}
 	}
 	var failed []Failure
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		w := want[name]
-		if srv, ok := s.servers[name]; ok {
-			srv.endpoints = w.LocalEndpoints
-			continue
-		}
+	for _, name := range slices.Sorted(maps.Keys(s.failed)) {
+		w := s.failed[name]
 		srv, err := listenAndServe(net.JoinHostPort(s.host, strconv.Itoa(int(w.Port))), s.handler(name))
 		if err != nil {
 			failed = append(failed, Failure{Service: name, Port: w.Port, Err: err})
 			continue
 		}
+		delete(s.failed, name)
 		s.servers[name] = &serviceServer{port: w.Port, srv: srv, endpoints: w.LocalEndpoints}
 	}
 	return failed
@@ -88,7 +100,15 @@ func (s *Services) Listening() int {
 }
 
 // Close stops every service health server.
-func (s *Services) Close() { s.Sync(nil) }
+func (s *Services) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, srv := range s.servers {
+		_ = srv.srv.Close()
+		delete(s.servers, name)
+	}
+	clear(s.failed)
+}
 
 // serviceReport is the JSON body of a service health check; its fields are kube-proxy's.
 type serviceReport struct {
