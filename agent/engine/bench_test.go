@@ -61,19 +61,7 @@ func BenchmarkIncrementalOneEndpointChange(b *testing.B) {
 			c.Desired()
 			state := benchmeter.LiveHeap() - before
 			orig, moved := movedEndpoint(cl, w.moved)
-			b.ReportAllocs()
-			cpu := benchmeter.Start(b)
-			i := 0
-			for b.Loop() {
-				if i%2 == 0 {
-					c.SetEndpointSlice(moved)
-				} else {
-					c.SetEndpointSlice(orig)
-				}
-				i++
-				c.Desired()
-			}
-			cpu.Report()
+			toggle(b, c, orig, moved, func() { c.Desired() })
 			// After the loop: the first b.Loop deletes metrics reported before.
 			b.ReportMetric(float64(state), "state-B")
 		})
@@ -125,21 +113,27 @@ func BenchmarkHealthCheckEvent(b *testing.B) {
 				b.Fatalf("%d health checks, want %d", got, n)
 			}
 			orig, moved := movedEndpoint(cl, 0)
-			b.ReportAllocs()
-			cpu := benchmeter.Start(b)
-			i := 0
-			for b.Loop() {
-				if i%2 == 0 {
-					c.SetEndpointSlice(moved)
-				} else {
-					c.SetEndpointSlice(orig)
-				}
-				i++
-				c.HealthCheckChanges()
-			}
-			cpu.Report()
+			toggle(b, c, orig, moved, func() { c.HealthCheckChanges() })
 		})
 	}
+}
+
+// toggle is the timed loop of an event's benchmark: the slice moves to moved and back, one move
+// an op, each followed by read, the engine's work the benchmark measures.
+func toggle(b *testing.B, c *engine.Incremental, orig, moved *discoveryv1.EndpointSlice, read func()) {
+	b.ReportAllocs()
+	cpu := benchmeter.Start(b)
+	i := 0
+	for b.Loop() {
+		if i%2 == 0 {
+			c.SetEndpointSlice(moved)
+		} else {
+			c.SetEndpointSlice(orig)
+		}
+		i++
+		read()
+	}
+	cpu.Report()
 }
 
 // movedEndpoint returns service 4242's slice and a copy whose first remote
