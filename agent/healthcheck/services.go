@@ -37,8 +37,9 @@ type Services struct {
 
 	mu      sync.RWMutex
 	servers map[string]*serviceServer
-	// failed are the wanted servers that do not listen, tried again on every Update.
-	failed map[string]Want
+	// pending are the wanted servers that do not listen yet (new, moved, or failed to listen),
+	// tried on every Update.
+	pending map[string]Want
 }
 
 type serviceServer struct {
@@ -50,7 +51,7 @@ type serviceServer struct {
 // NewServices returns service health servers that listen on host ("" for every address of the
 // node, as kube-proxy on Windows does) and report healthy() as serviceProxyHealthy.
 func NewServices(host string, healthy func() bool) *Services {
-	return &Services{host: host, healthy: healthy, servers: map[string]*serviceServer{}, failed: map[string]Want{}}
+	return &Services{host: host, healthy: healthy, servers: map[string]*serviceServer{}, pending: map[string]Want{}}
 }
 
 // Update applies changes, by "namespace/name": a Service's new Want, or nil for one that needs
@@ -66,12 +67,12 @@ func (s *Services) Update(changes map[string]*Want) []Failure {
 		srv, listening := s.servers[name]
 		switch {
 		case w == nil:
-			delete(s.failed, name)
+			delete(s.pending, name)
 		case listening && srv.port == w.Port:
 			srv.endpoints = w.LocalEndpoints
 			continue
 		default:
-			s.failed[name] = *w
+			s.pending[name] = *w
 		}
 		if listening {
 			_ = srv.srv.Close()
@@ -79,14 +80,14 @@ func (s *Services) Update(changes map[string]*Want) []Failure {
 		}
 	}
 	var failed []Failure
-	for _, name := range slices.Sorted(maps.Keys(s.failed)) {
-		w := s.failed[name]
+	for _, name := range slices.Sorted(maps.Keys(s.pending)) {
+		w := s.pending[name]
 		srv, err := listenAndServe(net.JoinHostPort(s.host, strconv.Itoa(int(w.Port))), s.handler(name))
 		if err != nil {
 			failed = append(failed, Failure{Service: name, Port: w.Port, Err: err})
 			continue
 		}
-		delete(s.failed, name)
+		delete(s.pending, name)
 		s.servers[name] = &serviceServer{port: w.Port, srv: srv, endpoints: w.LocalEndpoints}
 	}
 	return failed
@@ -107,7 +108,7 @@ func (s *Services) Close() {
 		_ = srv.srv.Close()
 		delete(s.servers, name)
 	}
-	clear(s.failed)
+	clear(s.pending)
 }
 
 // serviceReport is the JSON body of a service health check; its fields are kube-proxy's.
