@@ -232,27 +232,8 @@ func (s *system) killedHealthServers(t *testing.T) {
 // skips it; an unlabelled one created at the same time shows the agents have seen both.
 func (s *system) serviceSelection(t *testing.T) {
 	ctx := context.Background()
-	var created []client.Object
-	mk := func(name, ip string, labels map[string]string) {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: fleet.Namespace, Name: name, Labels: labels},
-			Spec:       corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-		}
-		slice := &discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: fleet.Namespace, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
-			AddressType: discoveryv1.AddressTypeIPv4,
-			Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Protocol: ptr(corev1.ProtocolTCP), Port: ptr(int32(8080))}},
-			Endpoints:   []discoveryv1.Endpoint{fleet.Endpoint(fleet.Pod{Node: "linux-1", IP: "10.244.0.40"})},
-		}
-		for _, obj := range []client.Object{svc, slice} {
-			if err := env.Client.Create(ctx, obj); err != nil {
-				t.Fatal(err)
-			}
-			created = append(created, obj)
-		}
-	}
-	mk("mesh", "10.0.0.110", map[string]string{"service.kubernetes.io/service-proxy-name": "mesh-proxy"})
-	mk("control", "10.0.0.111", nil)
+	created := append(createService(t, "mesh", "10.0.0.110", map[string]string{"service.kubernetes.io/service-proxy-name": "mesh-proxy"}),
+		createService(t, "control", "10.0.0.111", nil)...)
 	for _, n := range windowsNodes() {
 		testenv.Eventually(t, 30*time.Second, func() error {
 			if !strings.Contains(s.table(t, n.Name), "10.0.0.111") {
@@ -278,6 +259,78 @@ func (s *system) serviceSelection(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// createService creates a ClusterIP Service on port 80 and its EndpointSlice, one endpoint on
+// linux-1, and returns both.
+func createService(t *testing.T, name, ip string, labels map[string]string) []client.Object {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: fleet.Namespace, Name: name, Labels: labels},
+		Spec:       corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: fleet.Namespace, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Protocol: ptr(corev1.ProtocolTCP), Port: ptr(int32(8080))}},
+		Endpoints:   []discoveryv1.Endpoint{fleet.Endpoint(fleet.Pod{Node: "linux-1", IP: "10.244.0.40"})},
+	}
+	for _, obj := range []client.Object{svc, slice} {
+		if err := env.Client.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []client.Object{svc, slice}
+}
+
+// statusFollowsAService: the status's figures follow a Service created and deleted, although the
+// agent skips building the status while its inputs stay those of a build that found nothing to
+// write: each node reports one load balancer more, syncs at least twice with nothing new (the
+// status stays as written), then reports the count it had once the Service is gone.
+func (s *system) statusFollowsAService(t *testing.T) {
+	ctx := context.Background()
+	desired := func(node string) int32 { return getWPN(t, node).Status.LoadBalancers.Desired }
+	syncs := func(node string) float64 {
+		v, err := s.agents[node].Metric("winproxy_agent_syncs_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := map[string]int32{}
+	for _, n := range windowsNodes() {
+		before[n.Name] = desired(n.Name)
+	}
+	waitDesired := func(delta int32) {
+		t.Helper()
+		for _, n := range windowsNodes() {
+			testenv.Eventually(t, 30*time.Second, func() error {
+				if got, want := desired(n.Name), before[n.Name]+delta; got != want {
+					return fmt.Errorf("%s reports %d desired load balancers, want %d", n.Name, got, want)
+				}
+				return nil
+			})
+		}
+	}
+	created := createService(t, "counted", "10.0.0.112", nil)
+	waitDesired(1)
+	// Two more syncs each, the sync period's: the second finds the status as written and is
+	// remembered as one that changed nothing.
+	for _, n := range windowsNodes() {
+		from := syncs(n.Name)
+		testenv.Eventually(t, 30*time.Second, func() error {
+			if got := syncs(n.Name); got < from+2 {
+				return fmt.Errorf("%s synced %v times since, want 2", n.Name, got-from)
+			}
+			return nil
+		})
+	}
+	for _, obj := range created {
+		if err := env.Client.Delete(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDesired(0)
 }
 
 // kubeProxySLIs: the agent exports kube-proxy's SLIs under their names, and one EndpointSlice

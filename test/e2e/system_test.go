@@ -308,6 +308,7 @@ func TestSystem(t *testing.T) {
 	// What kube-proxy does for a node, the agent does too (issue #10).
 	t.Run("every node answers load-balancer health checks as kube-proxy does", s.healthChecks)
 	t.Run("a Service labelled for another proxy gets no load balancer", s.serviceSelection)
+	t.Run("the status's figures follow a Service created and deleted, with quiet syncs between", s.statusFollowsAService)
 	t.Run("kube-proxy's SLIs are exported under their names", s.kubeProxySLIs)
 	t.Run("a killed agent's health servers answer again after a restart without HNS writes", s.killedHealthServers)
 	t.Run("a hung HNS is reported within seconds and nothing is lost when it answers again", s.hungHNS)
