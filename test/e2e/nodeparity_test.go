@@ -232,6 +232,7 @@ func (s *system) killedHealthServers(t *testing.T) {
 // skips it; an unlabelled one created at the same time shows the agents have seen both.
 func (s *system) serviceSelection(t *testing.T) {
 	ctx := context.Background()
+	before := desiredLBs(t)
 	created := append(createService(t, "mesh", "10.0.0.110", map[string]string{"service.kubernetes.io/service-proxy-name": "mesh-proxy"}),
 		createService(t, "control", "10.0.0.111", nil)...)
 	for _, n := range windowsNodes() {
@@ -255,6 +256,33 @@ func (s *system) serviceSelection(t *testing.T) {
 		testenv.Eventually(t, 30*time.Second, func() error {
 			if strings.Contains(s.table(t, n.Name), "10.0.0.111") {
 				return fmt.Errorf("%s still has the deleted control service", n.Name)
+			}
+			return nil
+		})
+	}
+	// The status is written after HNS: a later step's baseline must not count the control service.
+	waitDesired(t, before, 0)
+}
+
+// desiredLBs is the number of load balancers each Windows node's status reports as desired.
+func desiredLBs(t *testing.T) map[string]int32 {
+	t.Helper()
+	out := map[string]int32{}
+	for _, n := range windowsNodes() {
+		out[n.Name] = getWPN(t, n.Name).Status.LoadBalancers.Desired
+	}
+	return out
+}
+
+// waitDesired waits until each Windows node's status reports delta desired load balancers more
+// than in before.
+func waitDesired(t *testing.T, before map[string]int32, delta int32) {
+	t.Helper()
+	for _, n := range windowsNodes() {
+		testenv.Eventually(t, 30*time.Second, func() error {
+			got, want := getWPN(t, n.Name).Status.LoadBalancers.Desired, before[n.Name]+delta
+			if got != want {
+				return fmt.Errorf("%s reports %d desired load balancers, want %d", n.Name, got, want)
 			}
 			return nil
 		})
@@ -289,7 +317,6 @@ func createService(t *testing.T, name, ip string, labels map[string]string) []cl
 // status stays as written), then reports the count it had once the Service is gone.
 func (s *system) statusFollowsAService(t *testing.T) {
 	ctx := context.Background()
-	desired := func(node string) int32 { return getWPN(t, node).Status.LoadBalancers.Desired }
 	syncs := func(node string) float64 {
 		v, err := s.agents[node].Metric("winproxy_agent_syncs_total")
 		if err != nil {
@@ -297,23 +324,9 @@ func (s *system) statusFollowsAService(t *testing.T) {
 		}
 		return v
 	}
-	before := map[string]int32{}
-	for _, n := range windowsNodes() {
-		before[n.Name] = desired(n.Name)
-	}
-	waitDesired := func(delta int32) {
-		t.Helper()
-		for _, n := range windowsNodes() {
-			testenv.Eventually(t, 30*time.Second, func() error {
-				if got, want := desired(n.Name), before[n.Name]+delta; got != want {
-					return fmt.Errorf("%s reports %d desired load balancers, want %d", n.Name, got, want)
-				}
-				return nil
-			})
-		}
-	}
+	before := desiredLBs(t)
 	created := createService(t, "counted", "10.0.0.112", nil)
-	waitDesired(1)
+	waitDesired(t, before, 1)
 	// Two more syncs each, the sync period's: the second finds the status as written and is
 	// remembered as one that changed nothing.
 	for _, n := range windowsNodes() {
@@ -330,7 +343,7 @@ func (s *system) statusFollowsAService(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitDesired(0)
+	waitDesired(t, before, 0)
 }
 
 // kubeProxySLIs: the agent exports kube-proxy's SLIs under their names, and one EndpointSlice
