@@ -21,10 +21,17 @@ func SameID(a, b string) bool { return strings.EqualFold(a, b) }
 
 // SameIDs compares lists of IDs as sets: HNS keeps no order. Lists that
 // HNS kept in the order it was given are usually identical, which is
-// checked first without copying them.
+// checked first without copying them; a load balancer's backends, a few
+// dozen at most as a rule, are matched pairwise without copying either.
 func SameIDs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
 	if slices.Equal(a, b) {
 		return true
+	}
+	if len(a) <= smallIDs {
+		return sameSmall(a, b)
 	}
 	norm := func(ids []string) []ID {
 		out := make([]ID, len(ids))
@@ -35,4 +42,27 @@ func SameIDs(a, b []string) bool {
 		return out
 	}
 	return slices.Equal(norm(a), norm(b))
+}
+
+// smallIDs is the longest list SameIDs matches pairwise: up to it, n² case-folding comparisons
+// cost less than upper-casing, copying and sorting both lists (an event's changed load balancer
+// is compared with the one HNS holds at every sync).
+const smallIDs = 32
+
+// sameSmall matches each ID of a with one of b not matched yet.
+func sameSmall(a, b []string) bool {
+	var matched [smallIDs]bool
+	for _, id := range a {
+		found := false
+		for j, other := range b {
+			if !matched[j] && SameID(id, other) {
+				matched[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
