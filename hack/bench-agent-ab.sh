@@ -8,7 +8,7 @@
 # own benchmark and builds its own agent; when the benchmark itself changed between the two, the
 # pairs compare harnesses too.
 #
-# WINPROXY_BENCH_SERVICES, _NODES, _EVENTS, _PACE and _AGENT_ENV pass through, e.g.
+# WINPROXY_BENCH_SERVICES, _NODES, _EVENTS, _PACE, _PARTS and _AGENT_ENV pass through, e.g.
 # WINPROXY_BENCH_SERVICES=500 WINPROXY_BENCH_NODES=50 for pairs of about 2.5 minutes each run.
 set -euo pipefail
 
