@@ -193,11 +193,17 @@ func (r *rig) snapshot() (sim.State, error) {
 // settle waits until the agent reports Programmed for the node's current config and HNS holds
 // exactly what the model says, and returns how long that took.
 func (r *rig) settle(timeout time.Duration) (time.Duration, error) {
-	start := time.Now()
+	start, said := time.Now(), time.Duration(0)
 	var last error
 	for time.Since(start) < timeout {
 		if last = r.settled(); last == nil {
 			return time.Since(start), nil
+		}
+		// What still differs, every 5 s once it takes longer than a sync period: a slow
+		// convergence then says whether the status or HNS held it back.
+		if d := time.Since(start); d-said >= 5*time.Second {
+			said = d
+			r.t.Logf("not settled after %v: %v", d.Round(time.Second), last)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
