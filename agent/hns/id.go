@@ -21,8 +21,8 @@ func SameID(a, b string) bool { return strings.EqualFold(a, b) }
 
 // SameIDs compares lists of IDs as sets: HNS keeps no order. Lists that
 // HNS kept in the order it was given are usually identical, which is
-// checked first without copying them; a load balancer's backends, a few
-// dozen at most as a rule, are matched pairwise without copying either.
+// checked first without copying them; short lists (up to smallIDs, most
+// load balancers' backends) are matched pairwise without copying either.
 func SameIDs(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
