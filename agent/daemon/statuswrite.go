@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -71,7 +70,7 @@ type unchangedStatus struct {
 // same reports whether building wpn's status from inputs would find nothing to write again. Any
 // write, the agent's or the controller's, gives wpn a new resourceVersion.
 func (u unchangedStatus) same(wpn *v1alpha1.WindowsProxyNode, inputs nodestatus.Sync) bool {
-	return u.version != "" && u.version == wpn.ResourceVersion && reflect.DeepEqual(u.inputs, inputs)
+	return u.version != "" && u.version == wpn.ResourceVersion && nodestatus.SameInputs(u.inputs, inputs)
 }
 
 // heartbeat is the agent's heartbeat: its node's Lease in opts.HeartbeatNamespace, renewed while

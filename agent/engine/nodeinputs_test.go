@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/winproxy/winproxy/api/v1alpha1"
+	"github.com/winproxy/winproxy/internal/fieldwalk"
 )
 
 // TestSameConfigSeesEveryField changes each field of a resolved config in turn, down to the
@@ -34,10 +35,10 @@ func TestSameConfigSeesEveryField(t *testing.T) {
 	}
 
 	var paths []string
-	eachField(reflect.ValueOf(&a).Elem(), "", func(path string, _ func()) { paths = append(paths, path) })
+	fieldwalk.Each(reflect.ValueOf(&a).Elem(), "", func(path string, _ func()) { paths = append(paths, path) })
 	for i, path := range paths {
 		changed, n := full(), 0
-		eachField(reflect.ValueOf(&changed).Elem(), "", func(_ string, change func()) {
+		fieldwalk.Each(reflect.ValueOf(&changed).Elem(), "", func(_ string, change func()) {
 			if n == i {
 				change()
 			}
@@ -49,31 +50,5 @@ func TestSameConfigSeesEveryField(t *testing.T) {
 	}
 	if len(paths) < 16 {
 		t.Errorf("walked %d fields: %v", len(paths), paths)
-	}
-}
-
-// eachField calls f for each field under v, down to the fields of structs, with a change to it:
-// another value, or no value for a pointer.
-func eachField(v reflect.Value, path string, f func(path string, change func())) {
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			eachField(v.Field(i), path+"."+v.Type().Field(i).Name, f)
-		}
-	case reflect.Pointer:
-		eachField(v.Elem(), path, f)
-		f(path+" (unset)", func() { v.SetZero() })
-	case reflect.Bool:
-		f(path, func() { v.SetBool(!v.Bool()) })
-	case reflect.String:
-		f(path, func() { v.SetString(v.String() + "x") })
-	case reflect.Int32, reflect.Int64, reflect.Int:
-		f(path, func() { v.SetInt(v.Int() + 1) })
-	case reflect.Slice:
-		f(path, func() { v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem()))) })
-	case reflect.Map:
-		f(path, func() { v.SetMapIndex(reflect.ValueOf("added"), reflect.Zero(v.Type().Elem())) })
-	default:
-		panic(path + ": a field of kind " + v.Kind().String() + ", which eachField does not change yet")
 	}
 }
