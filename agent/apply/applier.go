@@ -304,12 +304,9 @@ func (a *Applier) NextRetry() (time.Duration, bool) {
 }
 
 // waiting reports whether key failed recently and its retry is not due.
-func (a *Applier) waiting(key retryKey) (error, bool) {
+func (a *Applier) waiting(key retryKey) bool {
 	r := a.retries[key]
-	if r == nil || !a.clock.Now().Before(r.next) {
-		return nil, false
-	}
-	return r.err, true
+	return r != nil && a.clock.Now().Before(r.next)
 }
 
 // retryKey names an object whose write failed: a load balancer by key or

@@ -53,6 +53,9 @@ func (s *syncState) execute(ops []op) (stop bool, err error) {
 	return false, nil
 }
 
+// errRetryNotDue is a deferral's failure when the object's own error is not known.
+var errRetryNotDue = errors.New("waiting for its retry")
+
 // errLedger wraps a failure to record ownership: it ends the sync.
 var errLedger = errors.New("ownership ledger")
 
@@ -65,9 +68,14 @@ func (s *syncState) fail(object string, err error) {
 func (s *syncState) perform(o *op) error {
 	switch o.kind {
 	case opDefer:
+		// A deferral fails even when the retry fell due while the sync ran (planned, then calls
+		// took their time): the object was not written. Taken for a success, it ended the retry,
+		// and nothing but the periodic full list wrote the object again.
 		k, _ := o.retryKey()
-		err, _ := s.a.waiting(k)
-		return err
+		if r := s.a.retries[k]; r != nil && r.err != nil {
+			return r.err
+		}
+		return errRetryNotDue
 	case opFail:
 		return fmt.Errorf("no backend endpoint could be created")
 	case opSettled:

@@ -37,7 +37,7 @@ func (s *syncState) deferIfWaiting(o op) op {
 		return o
 	}
 	if k, ok := o.retryKey(); ok {
-		if _, wait := s.a.waiting(k); wait {
+		if s.a.waiting(k) {
 			o.kind, o.reason = opDefer, ReasonRetryNotDue
 		}
 	}
