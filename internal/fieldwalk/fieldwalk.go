@@ -66,6 +66,26 @@ func Each(v reflect.Value, path string, f func(path string, change func())) {
 	}
 }
 
+// Changes calls f once for each field Each finds under a value fresh makes, with a new value from
+// fresh whose field alone is changed, and returns how many fields it found. fresh must make equal
+// values, and none that shares memory with another.
+func Changes[T any](fresh func() T, root string, f func(path string, changed T)) int {
+	var paths []string
+	v := fresh()
+	Each(reflect.ValueOf(&v).Elem(), root, func(path string, _ func()) { paths = append(paths, path) })
+	for i, path := range paths {
+		changed, n := fresh(), 0
+		Each(reflect.ValueOf(&changed).Elem(), root, func(_ string, change func()) {
+			if n == i {
+				change()
+			}
+			n++
+		})
+		f(path, changed)
+	}
+	return len(paths)
+}
+
 var (
 	errorType = reflect.TypeFor[error]()
 	timeType  = reflect.TypeFor[time.Time]()

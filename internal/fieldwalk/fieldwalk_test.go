@@ -51,17 +51,13 @@ func TestEachChangesEveryField(t *testing.T) {
 	if !slices.Equal(paths, want) {
 		t.Fatalf("paths:\n got %q\nwant %q", paths, want)
 	}
-	for i, path := range paths {
-		changed, n := full(), 0
-		Each(reflect.ValueOf(&changed).Elem(), "every", func(_ string, change func()) {
-			if n == i {
-				change()
-			}
-			n++
-		})
+	n := Changes(full, "every", func(path string, changed every) {
 		if reflect.DeepEqual(changed, full()) {
 			t.Errorf("changing %s left the value as it was", path)
 		}
+	})
+	if n != len(want) {
+		t.Errorf("Changes made %d changes, want %d", n, len(want))
 	}
 }
 
