@@ -67,8 +67,8 @@ import (
 // client-go informer that makes the same HNS calls, on the same host, reported as floor-* and
 // the agent's event over it (agent-over-floor).
 //
-// The node's simulated host lives in the benchmark's process, which serves it to the agent over
-// loopback (hnsrpc, --hns-sim-address) as HNS serves the agent's JSON calls on Windows from a
+// The node's simulated host lives in the benchmark's process, which serves it to the agent on a
+// Unix socket (hnsrpc, --hns-sim-socket) as HNS serves the agent's JSON calls on Windows from a
 // service of its own. So every figure is the agent's alone, its side of each HNS call included:
 // until the host moved out of the agent's process, the agent's RSS, live heap and CPU held the
 // simulator's (about 60 MB of heap and 7 % of the CPU at 10k services), and its heap was split
@@ -109,7 +109,7 @@ func BenchmarkAgent(b *testing.B) {
 	}
 	b.Logf("Simulated host: Windows Server %s, HNS %d.%d", release.WindowsServer, release.Version.Major, release.Version.Minor)
 	simHost := seedHost(b, cl, release)
-	host, err := hnsrpc.Serve("127.0.0.1:0", simHost)
+	host, err := hnsrpc.Serve(filepath.Join(dir, "hns.sock"), simHost)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func BenchmarkAgent(b *testing.B) {
 	// The agent keeps its ledger in the folder of the host file, which is not opened.
 	kubeconfig := throughWire(b, env.Kubeconfig, dir, w)
 	p, err := fleet.StartAgent(dir, dir, filepath.Join(dir, "host"), fleet.Node{Name: cl.NodeName}, fleet.AgentOptions{
-		Kubeconfig: kubeconfig, HealthIP: "127.0.19.1", SimAddress: host.Addr(),
+		Kubeconfig: kubeconfig, HealthIP: "127.0.19.1", SimSocket: host.Addr(),
 		Args: append([]string{"--profiling"}, strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ARGS"))...),
 		Env:  strings.Fields(os.Getenv("WINPROXY_BENCH_AGENT_ENV"))})
 	if err != nil {

@@ -55,7 +55,7 @@ const floorEnv = "WINPROXY_BENCH_FLOOR"
 
 type floorConfig struct {
 	Kubeconfig string
-	// HNS is the simulated host's loopback address, Network the name of its network.
+	// HNS is the simulated host's socket, Network the name of its network.
 	HNS, Network string
 }
 

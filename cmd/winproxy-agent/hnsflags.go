@@ -24,11 +24,11 @@ import (
 // hnsFlags select the HNS the agent talks to: the host's (Windows), a simulated host persisted
 // to a file (Linux, tests, the demo) or one served by another process (tests, benchmarks).
 type hnsFlags struct {
-	kind       string
-	simState   string
-	simAddress string
-	profile    string
-	stateDir   string
+	kind      string
+	simState  string
+	simSocket string
+	profile   string
+	stateDir  string
 }
 
 func (f *hnsFlags) register(fs *pflag.FlagSet) {
@@ -38,7 +38,7 @@ func (f *hnsFlags) register(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&f.kind, "hns", def, "HNS to program: windows (the host's HNS) or sim (a simulated host)")
 	fs.StringVar(&f.simState, "hns-sim-state", "", "with --hns=sim: file holding the simulated host, shared by every process that opens it")
-	fs.StringVar(&f.simAddress, "hns-sim-address", "", "with --hns=sim: the simulated host is served by another process at this loopback address, HOST:PORT (tests and benchmarks: as on Windows, where HNS is a service of its own); instead of --hns-sim-state")
+	fs.StringVar(&f.simSocket, "hns-sim-socket", "", "with --hns=sim: the simulated host is served by another process on this Unix socket, a PATH (tests and benchmarks: as on Windows, where HNS is a service of its own); instead of --hns-sim-state")
 	fs.StringVar(&f.profile, "hns-sim-profile", "ws2022", "with --hns=sim: Windows Server profile of a new simulated host (ws2019, ws2022, ws2025)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "directory of the ledger of HNS objects this agent created, on Windows restricted to SYSTEM and Administrators (default: beside --hns-sim-state, or %ProgramData%\\winproxy on Windows)")
 }
@@ -62,12 +62,12 @@ func (f *hnsFlags) open() (*host, error) {
 	switch f.kind {
 	case "sim":
 		switch {
-		case f.simAddress != "" && f.simState != "":
-			return nil, errors.New("--hns-sim-address and --hns-sim-state exclude each other: the simulated host is served by another process or kept in a file, not both")
-		case f.simAddress != "":
-			return openServedSim(f.simAddress)
+		case f.simSocket != "" && f.simState != "":
+			return nil, errors.New("--hns-sim-socket and --hns-sim-state exclude each other: the simulated host is served by another process or kept in a file, not both")
+		case f.simSocket != "":
+			return openServedSim(f.simSocket)
 		case f.simState == "":
-			return nil, errors.New("--hns=sim needs --hns-sim-state FILE or --hns-sim-address HOST:PORT")
+			return nil, errors.New("--hns=sim needs --hns-sim-state FILE or --hns-sim-socket PATH")
 		}
 		profile, err := sim.ProfileByName(f.profile)
 		if err != nil {
@@ -92,10 +92,10 @@ func (f *hnsFlags) open() (*host, error) {
 	return nil, fmt.Errorf("--hns must be windows or sim, not %q", f.kind)
 }
 
-// openServedSim calls the simulated host another process serves at addr (hnsrpc.Serve). Its
-// Windows build is the release of the HNS version it reports.
-func openServedSim(addr string) (*host, error) {
-	c, err := hnsrpc.NewClient(addr)
+// openServedSim calls the simulated host another process serves on the socket at path
+// (hnsrpc.Serve). Its Windows build is the release of the HNS version it reports.
+func openServedSim(path string) (*host, error) {
+	c, err := hnsrpc.NewClient(path)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func openServedSim(addr string) (*host, error) {
 	v, err := c.Version(ctx)
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("the simulated host at %s: %w", addr, err)
+		return nil, fmt.Errorf("the simulated host at %s: %w", path, err)
 	}
 	build := ""
 	for _, r := range hns.Releases() {
@@ -151,8 +151,8 @@ func (f *hnsFlags) ledgerFile() (string, error) {
 		return f.simState + ".owned", nil
 	case os.Getenv("ProgramData") != "":
 		dir = filepath.Join(os.Getenv("ProgramData"), "winproxy")
-	case f.kind == "sim" && f.simAddress != "":
-		return "", errors.New("--state-dir is required with --hns-sim-address: there is no state file to keep the ledger beside")
+	case f.kind == "sim" && f.simSocket != "":
+		return "", errors.New("--state-dir is required with --hns-sim-socket: there is no state file to keep the ledger beside")
 	default:
 		return "", errors.New("--state-dir is required")
 	}

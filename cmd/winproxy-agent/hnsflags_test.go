@@ -10,7 +10,7 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 )
 
-// With --hns-sim-address the agent's commands call a simulated host that another process (here
+// With --hns-sim-socket the agent's commands call a simulated host that another process (here
 // the test) serves, and keep the ledger in --state-dir.
 func TestServedSimHost(t *testing.T) {
 	state := migratingHost(t)
@@ -23,13 +23,13 @@ func TestServedSimHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	srv, err := hnsrpc.Serve("127.0.0.1:0", s)
+	srv, err := hnsrpc.Serve(filepath.Join(t.TempDir(), "hns.sock"), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
-	out, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-address", srv.Addr(), "--state-dir", stateDir, "-o", "yaml")
+	out, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-socket", srv.Addr(), "--state-dir", stateDir, "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +42,10 @@ func TestServedSimHost(t *testing.T) {
 	}
 }
 
-// --hns-sim-address is refused with what is wrong: beside a state file, off loopback, without a
-// ledger folder, or with nobody serving.
+// --hns-sim-socket is refused with what is wrong: beside a state file, a path no socket can have,
+// without a ledger folder, or with nobody serving.
 func TestServedSimHostErrors(t *testing.T) {
-	srv, err := hnsrpc.Serve("127.0.0.1:0", sim.MustNew())
+	srv, err := hnsrpc.Serve(filepath.Join(t.TempDir(), "hns.sock"), sim.MustNew())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +58,10 @@ func TestServedSimHostErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--hns-sim-address", "127.0.0.1:1", "--hns-sim-state", filepath.Join(stateDir, "host.json")}, "--hns-sim-address and --hns-sim-state exclude each other"},
-		{[]string{"--hns-sim-address", "192.0.2.1:9000", "--state-dir", stateDir}, "want a loopback IP and port"},
-		{[]string{"--hns-sim-address", gone, "--state-dir", stateDir}, "HNS not running"},
-		{[]string{"--state-dir", stateDir}, "--hns=sim needs --hns-sim-state FILE or --hns-sim-address HOST:PORT"},
+		{[]string{"--hns-sim-socket", gone, "--hns-sim-state", filepath.Join(stateDir, "host.json")}, "--hns-sim-socket and --hns-sim-state exclude each other"},
+		{[]string{"--hns-sim-socket", "/" + strings.Repeat("x", 120), "--state-dir", stateDir}, "over the 103 a Unix socket's may have"},
+		{[]string{"--hns-sim-socket", gone, "--state-dir", stateDir}, "HNS not running"},
+		{[]string{"--state-dir", stateDir}, "--hns=sim needs --hns-sim-state FILE or --hns-sim-socket PATH"},
 	} {
 		_, err := runAgent(append([]string{"hns", "dump", "--hns=sim"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -69,13 +69,13 @@ func TestServedSimHostErrors(t *testing.T) {
 		}
 	}
 	s := sim.MustNew()
-	srv, err = hnsrpc.Serve("127.0.0.1:0", s)
+	srv, err = hnsrpc.Serve(filepath.Join(t.TempDir(), "hns.sock"), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	t.Setenv("ProgramData", "")
-	if _, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-address", srv.Addr()); err == nil || !strings.Contains(err.Error(), "--state-dir is required with --hns-sim-address") {
+	if _, err := runAgent("hns", "dump", "--hns=sim", "--hns-sim-socket", srv.Addr()); err == nil || !strings.Contains(err.Error(), "--state-dir is required with --hns-sim-socket") {
 		t.Errorf("without --state-dir: %v", err)
 	}
 }

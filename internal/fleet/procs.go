@@ -71,17 +71,17 @@ type AgentOptions struct {
 	// (--healthz-bind-address): every simulated node has its own, as every real node has its own
 	// IP, so several agents on one machine can all listen on port 10256.
 	HealthIP string
-	// SimAddress, when set, is the loopback address where the test serves the node's simulated
-	// host (hnsrpc.Serve), which the agent then calls as it calls HNS on Windows, a service of its
-	// own (--hns-sim-address); hostFile is not opened, and the agent keeps its ledger in hostFile's
+	// SimSocket, when set, is the Unix socket where the test serves the node's simulated host
+	// (hnsrpc.Serve), which the agent then calls as it calls HNS on Windows, a service of its own
+	// (--hns-sim-socket); hostFile is not opened, and the agent keeps its ledger in hostFile's
 	// folder.
-	SimAddress string
+	SimSocket string
 	// Env is added to the agent's environment; Args to its command line.
 	Env, Args []string
 }
 
 // StartAgent starts winproxy-agent for node n on its simulated host at hostFile (or served at
-// o.SimAddress), with metrics and its own probes on free loopback ports.
+// o.SimSocket), with metrics and its own probes on free loopback ports.
 func StartAgent(binDir, logDir, hostFile string, n Node, o AgentOptions) (*Process, error) {
 	ports, err := freePorts(2)
 	if err != nil {
@@ -95,8 +95,8 @@ func StartAgent(binDir, logDir, hostFile string, n Node, o AgentOptions) (*Proce
 		"--healthz-bind-address", o.HealthIP,
 		"--heartbeat-namespace", SystemNamespace,
 	}
-	if o.SimAddress != "" {
-		args = append(args, "--hns-sim-address", o.SimAddress, "--state-dir", filepath.Dir(hostFile))
+	if o.SimSocket != "" {
+		args = append(args, "--hns-sim-socket", o.SimSocket, "--state-dir", filepath.Dir(hostFile))
 	} else {
 		args = append(args, "--hns-sim-state", hostFile, "--hns-sim-profile", n.Profile)
 	}

@@ -3,9 +3,8 @@ package hnsrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"unsafe"
 
@@ -15,25 +14,22 @@ import (
 // Client is an hns.Client whose calls are served by another process (Serve). It keeps its
 // connections open between calls, as the agent calls HNS thousands of times in a sync.
 type Client struct {
-	addr  string
+	path  string
 	conns pool
 }
 
 var _ hns.Client = (*Client)(nil)
 
-// NewClient calls the server at addr, a loopback IP and port. It connects on the first call.
-func NewClient(addr string) (*Client, error) {
-	if err := checkLoopback(addr); err != nil {
+// NewClient calls the server at the Unix socket path. It connects on the first call.
+func NewClient(path string) (*Client, error) {
+	if err := checkSocketPath(path); err != nil {
 		return nil, err
 	}
-	return &Client{addr: addr, conns: pool{addr: addr}}, nil
+	return &Client{path: path, conns: pool{path: path}}, nil
 }
 
 // Close closes the client's idle connections.
 func (c *Client) Close() { c.conns.close() }
-
-// maxAnswer bounds an answer's length; an ID list of 120,000 objects is under 5 MB.
-const maxAnswer = 1 << 30
 
 // call sends one call and returns the answer's text.
 func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) ([]byte, error) {
@@ -41,38 +37,32 @@ func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) (
 	if err != nil {
 		return nil, &hns.Error{Op: op, ID: id, Err: err}
 	}
-	resp, text, err := c.conns.exchange(ctx, path(op), body)
-	if err != nil {
-		return nil, c.unreachable(ctx, op, id, err)
-	}
+	kind, text, err := c.conns.exchange(ctx, op, body)
+	var broken brokenAnswer
 	switch {
-	case resp.StatusCode == http.StatusOK:
+	case err != nil && ctx.Err() == nil && errors.As(err, &broken):
+		return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered with a broken frame: %w", c.path, broken.err)}
+	case err != nil:
+		return nil, c.unreachable(ctx, op, id, err)
+	case kind == answerResult:
 		return text, nil
-	case resp.StatusCode == http.StatusInternalServerError && resp.Header.Get("Content-Type") == "application/json":
+	case kind == answerError:
 		var w wireError
 		if json.Unmarshal(text, &w) == nil {
 			return nil, w.decode()
 		}
+		return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered an error that cannot be read: %s", c.path, quote(text))}
 	}
+	return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered a frame of unknown kind %d: %s", c.path, kind, quote(text))}
+}
+
+// quote is the start of an answer's text, for an error.
+func quote(text []byte) string {
 	const most = 200
 	if len(text) > most {
 		text = append(text[:most:most], "…"...)
 	}
-	return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered %s: %s", c.addr, resp.Status, strings.TrimSpace(string(text)))}
-}
-
-// readAnswer reads an answer's body, in one piece when its length is known.
-func readAnswer(resp *http.Response) ([]byte, error) {
-	n := resp.ContentLength
-	switch {
-	case n < 0:
-		return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	case n > maxAnswer:
-		return nil, fmt.Errorf("an answer of %d bytes", n)
-	}
-	text := make([]byte, n)
-	_, err := io.ReadFull(resp.Body, text)
-	return text, err
+	return strings.TrimSpace(string(text))
 }
 
 // unreachable is the error of a call that got no answer: the context's when it ended, else HNS not
@@ -81,7 +71,7 @@ func (c *Client) unreachable(ctx context.Context, op hns.Op, id string, err erro
 	if ctx.Err() != nil {
 		return &hns.Error{Op: op, ID: id, Err: ctx.Err()}
 	}
-	return &hns.Error{Op: op, ID: id, Kind: hns.ErrHNSNotRunning, Err: fmt.Errorf("the HNS service at %s: %w", c.addr, err)}
+	return &hns.Error{Op: op, ID: id, Kind: hns.ErrHNSNotRunning, Err: fmt.Errorf("the HNS service at %s: %w", c.path, err)}
 }
 
 // decode makes a call and decodes its JSON answer as a T.

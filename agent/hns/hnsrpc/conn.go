@@ -5,9 +5,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"time"
+
+	"github.com/winproxy/winproxy/agent/hns"
 )
 
 // pool holds the client's connections between calls. A call writes its request and reads the
@@ -16,55 +17,67 @@ import (
 // BenchmarkAgent (2.98 against 2.12 ms at 2k services, four HNS calls an event), a cost an HCN
 // call on Windows, a blocking system call, does not have.
 type pool struct {
-	addr string
+	path string
 	mu   sync.Mutex
 	idle []*conn
 }
 
-// conn is one keep-alive connection to the server.
+// conn is one connection to the server, kept between calls.
 type conn struct {
 	net.Conn
 	r *bufio.Reader
 	w *bufio.Writer
+	// head holds a request's head (the method's name and its length), so that writing one
+	// allocates nothing.
+	head [64]byte
 }
 
-// exchange sends one request (POST path with body) on an idle connection, or a new one, and
-// reads its answer. The context bounds the whole exchange: when it ends, the connection's
-// deadline passes, the exchange fails and the connection is closed, which tells the server to
-// cancel the call.
-func (p *pool) exchange(ctx context.Context, path string, body []byte) (*http.Response, []byte, error) {
+// brokenAnswer is an answer that began to arrive and cannot be read: unlike a call that got no
+// answer, it does not say that the server is gone.
+type brokenAnswer struct{ err error }
+
+func (b brokenAnswer) Error() string { return b.err.Error() }
+func (b brokenAnswer) Unwrap() error { return b.err }
+
+// exchange sends one request (the method op with its arguments, body) on an idle connection, or a
+// new one, and reads its answer: its kind and its text. The context bounds the whole exchange:
+// when it ends, the connection's deadline passes, the exchange fails and the connection is
+// closed, which tells the server to cancel the call.
+func (p *pool) exchange(ctx context.Context, op hns.Op, body []byte) (byte, []byte, error) {
 	c, err := p.get(ctx)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, err
 	}
 	// Only once the context has ended (its Err set, so that the caller reports it) does the
 	// connection's deadline pass.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	resp, text, err := c.exchange(p.addr, path, body)
-	if !stop() || err != nil || resp.Close {
+	kind, text, err := c.exchange(op, body)
+	if !stop() || err != nil {
 		// The context's end may have cut the exchange short; the connection is unusable either way.
 		_ = c.Close()
-		return resp, text, err
+		return kind, text, err
 	}
 	p.put(c)
-	return resp, text, nil
+	return kind, text, nil
 }
 
-func (c *conn) exchange(host, path string, body []byte) (*http.Response, []byte, error) {
-	fmt.Fprintf(c.w, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(body))
-	_, _ = c.w.Write(body)
-	if err := c.w.Flush(); err != nil {
-		return nil, nil, err
+func (c *conn) exchange(op hns.Op, body []byte) (byte, []byte, error) {
+	if len(op) >= len(c.head) {
+		return 0, nil, fmt.Errorf("hnsrpc: a method name of %d bytes", len(op))
 	}
-	resp, err := http.ReadResponse(c.r, nil)
+	head := append(append(c.head[:0], byte(len(op))), op...)
+	if err := writeFrame(c.w, head, body); err != nil {
+		return 0, nil, err
+	}
+	kind, err := c.r.ReadByte()
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, err
 	}
-	text, err := readAnswer(resp)
+	text, err := readBody(c.r, maxAnswer)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, brokenAnswer{unexpectedEOF(err)}
 	}
-	return resp, text, nil
+	return kind, text, nil
 }
 
 // get takes an idle connection, or dials one.
@@ -77,7 +90,7 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	nc, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", p.addr)
+	nc, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "unix", p.path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,17 @@
 package hnsrpc_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
-	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,10 +23,16 @@ import (
 	"github.com/winproxy/winproxy/agent/hns/sim"
 )
 
-// serve serves c on a free loopback port for the test and returns a client of it.
+// socket is a path for a Unix socket in a folder of the test's own.
+func socket(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "hns.sock")
+}
+
+// serve serves c on a socket of the test's own and returns a client of it.
 func serve(t *testing.T, c hns.Client) *hnsrpc.Client {
 	t.Helper()
-	srv, err := hnsrpc.Serve("127.0.0.1:0", c)
+	srv, err := hnsrpc.Serve(socket(t), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,36 +181,48 @@ func TestContext(t *testing.T) {
 
 // A call that reaches no server is HNS not running, which says nothing about the object.
 func TestUnreachable(t *testing.T) {
-	srv, err := hnsrpc.Serve("127.0.0.1:0", sim.MustNew())
+	srv, err := hnsrpc.Serve(socket(t), sim.MustNew())
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := srv.Addr()
+	path := srv.Addr()
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := hnsrpc.NewClient(addr)
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the socket after Close: %v, want it removed", err)
+	}
+	c, err := hnsrpc.NewClient(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = c.DeleteLoadBalancer(t.Context(), "x")
 	var he *hns.Error
-	if !hns.IsHNSNotRunning(err) || !errors.As(err, &he) || he.Op != hns.OpDeleteLoadBalancer || he.ID != "x" || !strings.Contains(err.Error(), addr) {
-		t.Errorf("no server: %v, want HNS not running for the delete of x, naming %s", err, addr)
+	if !hns.IsHNSNotRunning(err) || !errors.As(err, &he) || he.Op != hns.OpDeleteLoadBalancer || he.ID != "x" || !strings.Contains(err.Error(), path) {
+		t.Errorf("no server: %v, want HNS not running for the delete of x, naming %s", err, path)
 	}
 }
 
-// Neither side uses an address off this machine.
-func TestLoopbackOnly(t *testing.T) {
-	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "localhost:0", "[::]:0", "127.0.0.1"} {
-		if srv, err := hnsrpc.Serve(addr, sim.MustNew()); err == nil {
+// The socket is its owner's alone, and a path no socket can have is refused with why.
+func TestSocketPaths(t *testing.T) {
+	srv, err := hnsrpc.Serve(socket(t), sim.MustNew())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if fi, err := os.Stat(srv.Addr()); err != nil || fi.Mode()&fs.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the socket %s: %v, %v; want a socket only its owner may open", srv.Addr(), fi.Mode(), err)
+	}
+	long := "/tmp/" + strings.Repeat("x", 110)
+	for path, want := range map[string]string{"": "the path is empty", long: "over the 103 a Unix socket's may have"} {
+		if srv, err := hnsrpc.Serve(path, sim.MustNew()); err == nil {
 			_ = srv.Close()
-			t.Errorf("Serve(%q) accepted", addr)
-		} else if !strings.Contains(err.Error(), addr) {
-			t.Errorf("Serve(%q): %v, want the address named", addr, err)
+			t.Errorf("Serve(%q) accepted", path)
+		} else if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("Serve(%q): %v, want %q and the path", path, err, want)
 		}
-		if _, err := hnsrpc.NewClient(addr); err == nil {
-			t.Errorf("NewClient(%q) accepted", addr)
+		if _, err := hnsrpc.NewClient(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NewClient(%q): %v, want %q", path, err, want)
 		}
 	}
 }
@@ -235,47 +258,124 @@ func TestIDLists(t *testing.T) {
 		`{"a":1}`:        "array of GUIDs",
 		`[`:              "ID list",
 	} {
-		c := answering(t, http.StatusOK, answer)
+		c := answering(t, frame(0, answer))
 		if _, err := c.ListLoadBalancerIDs(t.Context()); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "ListLoadBalancerIDs") {
 			t.Errorf("answer %s: %v, want %q", answer, err, want)
 		}
 	}
 }
 
-// Answers that are not the server's are errors that say what came.
+// Answers that are not the server's are errors that say what came, not a server that is gone.
 func TestBadAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		status int
-		body   string
+		name   string
+		answer []byte
 		want   string
 	}{
-		{http.StatusNotFound, "404 page not found", "answered 404 Not Found: 404 page not found"},
-		{http.StatusInternalServerError, "not JSON", "answered 500 Internal Server Error: not JSON"},
-		{http.StatusOK, `{"major":`, "reading the HNS service's answer"},
+		{"a kind of frame no server sends", frame(7, "what"), "answered a frame of unknown kind 7: what"},
+		{"an error that is not JSON", frame(1, "not JSON"), "answered an error that cannot be read: not JSON"},
+		{"a result that is not JSON", frame(0, `{"major":`), "reading the HNS service's answer"},
+		{"a frame longer than any answer", []byte{0, 0xff, 0xff, 0xff, 0xff}, "answered with a broken frame: a frame of 4294967295 bytes, over the"},
+		{"a frame cut short", frame(0, `{"major":13,"minor":3}`)[:12], "answered with a broken frame: unexpected EOF"},
 	} {
-		_, err := answering(t, tc.status, tc.body).Version(t.Context())
+		_, err := answering(t, tc.answer).Version(t.Context())
 		if err == nil || !strings.Contains(err.Error(), tc.want) || hns.IsHNSNotRunning(err) {
-			t.Errorf("%d %s: %v, want %q", tc.status, tc.body, err, tc.want)
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }
 
-// answering is a client of a server that answers every request with status and body.
-func answering(t *testing.T, status int, body string) *hnsrpc.Client {
+// frame is an answer of kind with text.
+func frame(kind byte, text string) []byte {
+	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(text))), text...)
+}
+
+// answering is a client of a server that reads one request and answers it with answer, then
+// closes the connection.
+func answering(t *testing.T, answer []byte) *hnsrpc.Client {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("unix", socket(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{ReadHeaderTimeout: time.Minute, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		if _, err := readRequest(nc); err == nil {
+			_, _ = nc.Write(answer)
+		}
+	}()
 	c, err := hnsrpc.NewClient(l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	return c
+}
+
+// readRequest reads one request off r as the server does and returns its method.
+func readRequest(r io.Reader) (string, error) {
+	var n [1]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", err
+	}
+	name := make([]byte, n[0])
+	var size [4]byte
+	if _, err := io.ReadFull(r, name); err != nil {
+		return "", err
+	}
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return "", err
+	}
+	_, err := io.CopyN(io.Discard, r, int64(binary.BigEndian.Uint32(size[:])))
+	return string(name), err
+}
+
+// The server answers a request it cannot serve with an error that says why, and closes a
+// connection whose requests it can no longer tell apart.
+func TestBadRequests(t *testing.T) {
+	srv, err := hnsrpc.Serve(socket(t), sim.MustNew())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	request := func(name, args string) []byte {
+		return append(binary.BigEndian.AppendUint32(append([]byte{byte(len(name))}, name...), uint32(len(args))), args...)
+	}
+	nc, err := net.Dial("unix", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := bufio.NewReader(nc)
+	for _, tc := range []struct {
+		request []byte
+		want    string
+	}{
+		{request("Reboot", `{}`), `hnsrpc: no method \"Reboot\"`},
+		{request(string(hns.OpGetLoadBalancer), `{"id":`), "hnsrpc: reading the request: unexpected end of JSON input"},
+		// The same connection still serves: those requests were whole.
+		{request(string(hns.OpVersion), `{}`), `{"major":`},
+		// Arguments over the 64 MiB a request may have: the connection is closed after the answer.
+		{binary.BigEndian.AppendUint32([]byte{1, 'x'}, 1<<30), "hnsrpc: reading the request: a frame of 1073741824 bytes, over the"},
+	} {
+		if _, err := nc.Write(tc.request); err != nil {
+			t.Fatal(err)
+		}
+		var head [5]byte
+		if _, err := io.ReadFull(r, head[:]); err != nil {
+			t.Fatal(err)
+		}
+		text := make([]byte, binary.BigEndian.Uint32(head[1:]))
+		if _, err := io.ReadFull(r, text); err != nil || !strings.Contains(string(text), tc.want) {
+			t.Errorf("answer %d %s, %v; want %s", head[0], text, err, tc.want)
+		}
+	}
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("after a request it could not frame, the server kept the connection: %v", err)
+	}
 }

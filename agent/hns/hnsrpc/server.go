@@ -1,55 +1,189 @@
 package hnsrpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"strconv"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
 
-// Server serves an hns.Client on a loopback address until Close.
+// Server serves an hns.Client on a Unix socket until Close.
 type Server struct {
-	l    net.Listener
-	srv  *http.Server
-	done chan struct{}
+	l       net.Listener
+	methods map[hns.Op]method
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	// conns are the open connections, closed by Close; nil once closed.
+	conns map[net.Conn]struct{}
 }
 
-// Serve listens on addr, a loopback IP and port (port 0 picks a free one, see Addr), and serves c
-// there until Close.
-func Serve(addr string, c hns.Client) (*Server, error) {
-	if err := checkLoopback(addr); err != nil {
+// Serve listens on a new Unix socket at path, which only its owner may open, and serves c there
+// until Close, which removes it.
+func Serve(path string, c hns.Client) (*Server, error) {
+	if err := checkSocketPath(path); err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", addr)
+	l, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{l: l, srv: &http.Server{Handler: NewHandler(c), ReadHeaderTimeout: time.Minute}, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		_ = s.srv.Serve(l) // ErrServerClosed after Close; any other error ends serving the same way
-	}()
+	// Whoever can open the socket programs the host. The mode is set once it exists; the tests
+	// and benchmarks that serve a host make it in a folder of their own.
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	s := &Server{l: l, methods: methods(c), conns: map[net.Conn]struct{}{}}
+	s.wg.Add(1)
+	go s.accept()
 	return s, nil
 }
 
-// Addr is the address the server listens on, for a Client or --hns-sim-address.
+// Addr is the socket's path, for a Client or --hns-sim-socket.
 func (s *Server) Addr() string { return s.l.Addr().String() }
 
-// Close stops serving. Calls in progress lose their connection, which cancels their context.
+// Close stops serving and removes the socket. Calls in progress lose their connection, which
+// cancels their context.
 func (s *Server) Close() error {
-	err := s.srv.Close()
-	<-s.done
+	err := s.l.Close()
+	s.mu.Lock()
+	for nc := range s.conns {
+		_ = nc.Close()
+	}
+	s.conns = nil
+	s.mu.Unlock()
+	s.wg.Wait()
 	return err
 }
 
-// path is the endpoint of one Client method.
-func path(op hns.Op) string { return "/v1/" + string(op) }
+// accept serves each connection on a goroutine of its own until the listener closes; any other
+// error of Accept ends serving the same way.
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.l.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		open := s.conns != nil
+		if open {
+			s.conns[nc] = struct{}{}
+			s.wg.Add(1)
+		}
+		s.mu.Unlock()
+		if !open {
+			_ = nc.Close()
+			return
+		}
+		go s.serveConn(nc)
+	}
+}
+
+// serveConn answers the requests of one connection in turn, until the client closes it or sends
+// what is not a request.
+func (s *Server) serveConn(nc net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		_ = nc.Close()
+		s.mu.Lock()
+		delete(s.conns, nc) // a no-op once closed: deleting from a nil map is
+		s.mu.Unlock()
+	}()
+	r, w := bufio.NewReader(nc), bufio.NewWriter(nc)
+	for {
+		op, body, err := readRequest(r)
+		switch {
+		case errors.Is(err, io.EOF):
+			return // the client closed a connection it kept between calls
+		case err != nil:
+			// Nothing frames the next request after one that cannot be read: answer, and close.
+			_ = writeFrame(w, []byte{answerError}, errorText(errors.New("hnsrpc: reading the request: "+err.Error())))
+			return
+		}
+		kind, out, ok := s.call(nc, r, op, body)
+		if !ok || writeFrame(w, []byte{kind}, out) != nil {
+			return
+		}
+	}
+}
+
+// readRequest reads a request's method and its arguments' text.
+func readRequest(r *bufio.Reader) (hns.Op, []byte, error) {
+	n, err := r.ReadByte()
+	if err != nil {
+		return "", nil, err // io.EOF between requests is the client's close
+	}
+	name := make([]byte, n)
+	if _, err := io.ReadFull(r, name); err != nil {
+		return "", nil, unexpectedEOF(err)
+	}
+	body, err := readBody(r, maxRequest)
+	if err != nil {
+		return "", nil, unexpectedEOF(err)
+	}
+	return hns.Op(name), body, nil
+}
+
+// call makes one call and returns its answer. While the method runs the server watches the
+// connection: the client sends nothing until it has its answer, so a read that ends means the
+// client went away (its context ended and it closed the connection) or broke the protocol, and
+// the call's context is cancelled; ok is false then, and there is nobody to answer.
+func (s *Server) call(nc net.Conn, r *bufio.Reader, op hns.Op, body []byte) (kind byte, out []byte, ok bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	left := make(chan bool, 1)
+	go func() {
+		_, err := r.Peek(1)
+		// The deadline set below ends the watch once the call returned; anything else is the
+		// client's doing.
+		gone := err == nil || !errors.Is(err, os.ErrDeadlineExceeded)
+		if gone {
+			cancel()
+		}
+		left <- gone
+	}()
+	v, err := s.serve(ctx, op, body)
+	_ = nc.SetReadDeadline(time.Unix(1, 0))
+	gone := <-left
+	_ = nc.SetReadDeadline(time.Time{})
+	if gone {
+		return 0, nil, false
+	}
+	if err == nil {
+		if out, err = encodeAnswer(v); err == nil {
+			return answerResult, out, true
+		}
+	}
+	return answerError, errorText(err), true
+}
+
+// serve decodes a request's arguments and calls its method.
+func (s *Server) serve(ctx context.Context, op hns.Op, body []byte) (any, error) {
+	m, ok := s.methods[op]
+	if !ok {
+		return nil, fmt.Errorf("hnsrpc: no method %q", op)
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, errors.New("hnsrpc: reading the request: " + err.Error())
+	}
+	return m(ctx, req)
+}
+
+// errorText is err as it crosses, in JSON.
+func errorText(err error) []byte {
+	out, _ := json.Marshal(encodeError(err)) // a wireError holds strings and numbers only: it encodes
+	return out
+}
 
 // method is one Client method, its arguments taken from a request.
 type method func(ctx context.Context, r request) (any, error)
@@ -92,45 +226,6 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// NewHandler exposes c over HTTP: POST /v1/<hns.Op> with the method's arguments as a JSON object
-// answers 200 and the result as JSON (an ID list as the JSON array of its IDs, a delete nothing),
-// or 500 and the error as JSON; a request it cannot read is a 400 with text.
-func NewHandler(c hns.Client) http.Handler {
-	mux := http.NewServeMux()
-	for op, m := range methods(c) {
-		mux.HandleFunc("POST "+path(op), func(w http.ResponseWriter, r *http.Request) { serve(w, r, m) })
-	}
-	return mux
-}
-
-func serve(w http.ResponseWriter, r *http.Request, m method) {
-	// The body is read to its end before the call: from then on the server watches the
-	// connection, and a client that goes away cancels the call's context.
-	body, err := io.ReadAll(r.Body)
-	var req request
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		http.Error(w, "hnsrpc: reading the request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	v, err := m(r.Context(), req)
-	status := http.StatusOK
-	var out []byte
-	if err == nil {
-		out, err = encodeAnswer(v)
-	}
-	if err != nil {
-		status = http.StatusInternalServerError
-		out, _ = json.Marshal(encodeError(err)) // a wireError holds strings and numbers only: it encodes
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(status)
-	_, _ = w.Write(out)
 }
 
 // encodeAnswer is a method's result as JSON; an ID list is the text of its IDs.

@@ -1,13 +1,18 @@
-// Package hnsrpc serves an hns.Client from one process to another over loopback: JSON over
-// HTTP/1.1, one POST endpoint per Client method (/v1/<hns.Op>), and a Client that calls it.
+// Package hnsrpc serves an hns.Client from one process to another over a Unix socket: a call is
+// one frame naming the Client method with its arguments as JSON, its answer one frame with the
+// result or the error as JSON, and a Client calls it.
 //
-// On Windows HNS is a service of its own: the agent's calls are JSON documents sent to it
-// (hcsshim), and the objects HNS holds are in HNS's memory, not the agent's. A simulated host
-// inside the agent's process (package sim) makes the agent's figures include the simulator's
-// heap and CPU; served by another process (winproxy-agent run --hns=sim --hns-sim-address), the
-// simulator costs that process and every figure measured for the agent is the agent's alone
-// (BenchmarkAgent in agent/daemon). It is for tests and benchmarks: it listens and connects on
-// loopback addresses only, without authentication.
+// On Windows HNS is a service of its own: the agent's calls are JSON documents that hcsshim hands
+// to HNS through a local RPC (a system call, no network and no HTTP), and the objects HNS holds
+// are in HNS's memory, not the agent's. A simulated host inside the agent's process (package sim)
+// makes the agent's figures include the simulator's heap and CPU; served by another process
+// (winproxy-agent run --hns=sim --hns-sim-socket), the simulator costs that process and every
+// figure measured for the agent is the agent's alone (BenchmarkAgent in agent/daemon). The
+// transport is the nearest this machine has to Windows' local RPC: a Unix socket carries a
+// message from one process to another without the TCP/IP stack a loopback address runs both
+// sides of on the caller's CPU, and a frame is a length and the JSON, without HTTP's headers to
+// write and parse. It is for tests and benchmarks: the socket is a file that only its owner may
+// open, and there is no other authentication.
 //
 // Errors cross intact: an *hns.Error keeps its Op, ID, Code, the sentinel of its Kind and its
 // Err, so errors.Is answers on the client as it does beside the implementation for every
@@ -18,11 +23,12 @@
 package hnsrpc
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
+	"io"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -150,16 +156,69 @@ func (e *remoteError) Unwrap() []error {
 	return out
 }
 
-// checkLoopback refuses an address that is not a loopback IP and port: the server and its
-// clients are for tests and benchmarks on one machine.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("HNS service address %q: %w", addr, err)
+// A request is one byte giving the length of the method's name (its hns.Op), the name, four
+// bytes giving the length of the arguments (big-endian), and the arguments as a JSON object
+// (request). An answer is one byte saying what it holds (answerResult, answerError), four bytes
+// giving its length, and the result or the error (wireError) as JSON; a delete's result is empty,
+// an ID list's the JSON array of its IDs.
+const (
+	answerResult byte = 0
+	answerError  byte = 1
+)
+
+// maxRequest bounds a request's arguments: a load balancer's document is a few kilobytes.
+const maxRequest = 64 << 20
+
+// maxAnswer bounds an answer's length; an ID list of 120,000 objects is under 5 MB.
+const maxAnswer = 1 << 30
+
+// writeFrame writes a frame's head, a kind or a name and then the length of body, and body.
+func writeFrame(w *bufio.Writer, head []byte, body []byte) error {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(body)))
+	_, _ = w.Write(head)
+	_, _ = w.Write(n[:])
+	_, _ = w.Write(body)
+	return w.Flush()
+}
+
+// readBody reads a frame's length and the body of that length, refusing one over most.
+func readBody(r *bufio.Reader, most int) ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("HNS service address %q: want a loopback IP and port, such as 127.0.0.1:9000 or [::1]:9000", addr)
+	size := binary.BigEndian.Uint32(n[:])
+	if uint64(size) > uint64(most) {
+		return nil, fmt.Errorf("a frame of %d bytes, over the %d allowed", size, most)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	return body, nil
+}
+
+// unexpectedEOF is err, with an end of the stream inside a frame said as such.
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// maxSocketPath is the longest socket path every system takes (sockaddr_un's sun_path, less its
+// final NUL, is 108 bytes on Linux and Windows and 104 on the BSDs).
+const maxSocketPath = 103
+
+// checkSocketPath refuses a path a Unix socket cannot have, saying why rather than the system's
+// "invalid argument".
+func checkSocketPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("HNS service socket: the path is empty")
+	case len(path) > maxSocketPath:
+		return fmt.Errorf("HNS service socket %q: a path of %d bytes, over the %d a Unix socket's may have", path, len(path), maxSocketPath)
 	}
 	return nil
 }
