@@ -38,12 +38,9 @@ func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) (
 		return nil, &hns.Error{Op: op, ID: id, Err: err}
 	}
 	kind, text, err := c.conns.exchange(ctx, op, body)
-	var broken brokenAnswer
 	switch {
-	case err != nil && ctx.Err() == nil && errors.As(err, &broken):
-		return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered with a broken frame: %w", c.path, broken.err)}
 	case err != nil:
-		return nil, c.unreachable(ctx, op, id, err)
+		return nil, c.failed(ctx, op, id, err)
 	case kind == answerResult:
 		return text, nil
 	case kind == answerError:
@@ -63,6 +60,16 @@ func quote(text []byte) string {
 		text = append(text[:most:most], "…"...)
 	}
 	return strings.TrimSpace(string(text))
+}
+
+// failed is the error of a call whose exchange failed: the context's when it ended, an answer
+// that began and cannot be read, else unreachable.
+func (c *Client) failed(ctx context.Context, op hns.Op, id string, err error) error {
+	var broken brokenAnswer
+	if ctx.Err() == nil && errors.As(err, &broken) {
+		return &hns.Error{Op: op, ID: id, Err: fmt.Errorf("the HNS service at %s answered with a broken frame: %w", c.path, broken.err)}
+	}
+	return c.unreachable(ctx, op, id, err)
 }
 
 // unreachable is the error of a call that got no answer: the context's when it ended, else HNS not
