@@ -18,11 +18,14 @@ import (
 // forced collection, at most one more than the sync's own allocating caused.
 type memoryReturner struct {
 	// read gives the bytes allocated since the start, the live heap and GOGC; free returns the
-	// memory. nil means readHeap and debug.FreeOSMemory; tests set their own.
+	// memory. nil means the runtime's figures and debug.FreeOSMemory; tests set their own.
 	read func() heapFigures
 	free func()
 	// before is read when a sync starts.
 	before uint64
+	// samples are the runtime's figures readHeap reads, kept between reads: a new list at each
+	// read was two allocations of every sync.
+	samples []metrics.Sample
 }
 
 // heapFigures are what memoryReturner reads of the runtime.
@@ -58,15 +61,12 @@ func (m *memoryReturner) afterSync() bool {
 }
 
 func (m *memoryReturner) readHeap() heapFigures {
-	if m.read == nil {
-		return readHeap()
+	if m.read != nil {
+		return m.read()
 	}
-	return m.read()
-}
-
-// readHeap reads the runtime's figures.
-func readHeap() heapFigures {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	return heapFigures{allocated: s[0].Value.Uint64(), live: s[1].Value.Uint64(), gcPercent: s[2].Value.Uint64()}
+	if m.samples == nil {
+		m.samples = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
+	}
+	metrics.Read(m.samples)
+	return heapFigures{allocated: m.samples[0].Value.Uint64(), live: m.samples[1].Value.Uint64(), gcPercent: m.samples[2].Value.Uint64()}
 }
