@@ -34,8 +34,12 @@ func (c *Client) Close() { c.conns.close() }
 // call sends one call and returns the answer's text.
 func (c *Client) call(ctx context.Context, op hns.Op, id string, args request) ([]byte, error) {
 	body, err := json.Marshal(args)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, &hns.Error{Op: op, ID: id, Err: err}
+	case len(body) > maxRequest:
+		// Refused here, as the server would: a frame's length could not even say it.
+		return nil, &hns.Error{Op: op, ID: id, Err: fmt.Errorf("a request of %d bytes, over the %d allowed", len(body), maxRequest)}
 	}
 	kind, text, err := c.conns.exchange(ctx, op, body)
 	switch {

@@ -285,6 +285,19 @@ func TestBadAnswers(t *testing.T) {
 	}
 }
 
+// A request over the 64 MiB a server reads is refused before it is sent: it says so, and does not
+// claim that HNS is gone.
+func TestRequestTooLong(t *testing.T) {
+	s := sim.MustNew()
+	_, err := serve(t, s).GetEndpointByName(t.Context(), strings.Repeat("x", 64<<20))
+	if err == nil || !strings.Contains(err.Error(), "over the 67108864 allowed") || hns.IsHNSNotRunning(err) {
+		t.Errorf("a request of 64 MiB and more: %v, want it refused as too long", err)
+	}
+	if n := s.Counts().Calls[hns.OpGetEndpointByName]; n != 0 {
+		t.Errorf("the server answered %d calls, want none", n)
+	}
+}
+
 // frame is an answer of kind with text.
 func frame(kind byte, text string) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{kind}, uint32(len(text))), text...)
