@@ -75,7 +75,7 @@ func (c *conn) exchange(op hns.Op, body []byte) (byte, []byte, error) {
 	}
 	text, err := readBody(c.r, maxAnswer)
 	if err != nil {
-		return 0, nil, brokenAnswer{unexpectedEOF(err)}
+		return 0, nil, brokenAnswer{err}
 	}
 	return kind, text, nil
 }

@@ -128,7 +128,7 @@ func readRequest(r *bufio.Reader) (hns.Op, []byte, error) {
 	}
 	body, err := readBody(r, maxRequest)
 	if err != nil {
-		return "", nil, unexpectedEOF(err)
+		return "", nil, err
 	}
 	return hns.Op(name), body, nil
 }

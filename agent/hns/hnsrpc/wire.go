@@ -182,11 +182,12 @@ func writeFrame(w *bufio.Writer, head []byte, body []byte) error {
 	return w.Flush()
 }
 
-// readBody reads a frame's length and the body of that length, refusing one over most.
+// readBody reads a frame's length and the body of that length, refusing one over most. It comes
+// after the frame's head, so an end of the stream is always inside the frame.
 func readBody(r *bufio.Reader, most int) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
+		return nil, unexpectedEOF(err)
 	}
 	size := binary.BigEndian.Uint32(n[:])
 	if uint64(size) > uint64(most) {
