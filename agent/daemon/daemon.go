@@ -135,6 +135,8 @@ type agent struct {
 	syncer apply.Sync
 	// memory returns what a sync that allocated a collection cycle's worth freed.
 	memory memoryReturner
+	// mac is the host MAC the last lookup found (hostMAC).
+	mac macLookup
 	// reads are what a sync reads its WindowsProxyNode and Node into: the cache hands out a copy
 	// of its object's fields (UnsafeDisableDeepCopy), and into new objects that was 2 KB an event.
 	// Nothing of a sync keeps them: the engine copies what it reads of the Node, a status write
@@ -509,7 +511,7 @@ func (a *agent) sync(ctx context.Context) error {
 // recalls), else from a list. An error before anything was applied (HNS not answering) skips the
 // sync.
 func (a *agent) program(ctx context.Context, cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node, period time.Duration, report *syncReport) error {
-	a.syncer.Network, a.syncer.HostMAC = cfg.Network.Name, a.hostMAC(cfg, node)
+	a.syncer.Network, a.syncer.HostMAC = cfg.Network.Name, a.hostMAC(cfg, node, period)
 	a.syncer.NodesChanged = a.nodesChanged.Swap(false) || a.syncer.NodesChanged
 	a.syncer.Compute = func(view engine.HNSView) (*engine.Desired, engine.Changes) {
 		a.engine.SetNode(a.opts.NodeName, cfg, node, view)
@@ -608,19 +610,4 @@ func (a *agent) report(ctx context.Context, wpn *v1alpha1.WindowsProxyNode, r sy
 	return a.writeStatus(ctx, wpn, &inputs, func(w *v1alpha1.WindowsProxyNode) v1alpha1.WindowsProxyNodeStatus {
 		return buildStatus(w.Status, w, r)
 	})
-}
-
-// hostMAC resolves the host MAC for the node's primary IP: the resolved config's first node IP, or
-// the Node's first InternalIP.
-func (a *agent) hostMAC(cfg v1alpha1.ResolvedProxyConfig, node *corev1.Node) string {
-	if a.opts.HostMAC == nil {
-		return ""
-	}
-	// The engine's node IP is the IPv4 one; an address no host interface holds is skipped.
-	for _, ip := range nodeinfo.IPs(cfg.NodeIPs, node) {
-		if mac := a.opts.HostMAC(ip); mac != "" {
-			return mac
-		}
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,16 +152,3 @@ func TestSpecOrAliveChangedIgnoresStatusWrites(t *testing.T) {
 	}
 }
 
-func TestHostMACPrefersIPv4AndFallsBack(t *testing.T) {
-	macs := map[string]string{"172.20.0.11": "00-15-5d-00-00-0b"}
-	a := &agent{opts: Options{HostMAC: func(ip netip.Addr) string { return macs[ip.String()] }}}
-	node := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
-		{Type: corev1.NodeInternalIP, Address: "fd00::11"},
-		{Type: corev1.NodeInternalIP, Address: "172.20.0.11"},
-	}}}
-	// The config's first IP is on no host interface; the node's IPv4 InternalIP is.
-	cfg := v1alpha1.ResolvedProxyConfig{NodeIPs: []string{"fd00::11", "10.9.9.9"}}
-	if got := a.hostMAC(cfg, node); got != "00-15-5d-00-00-0b" {
-		t.Errorf("hostMAC = %q, want the MAC of 172.20.0.11", got)
-	}
-}

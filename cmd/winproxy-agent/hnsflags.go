@@ -185,8 +185,13 @@ func hostInterfaces() []hnsdump.Interface {
 	}
 	var out []hnsdump.Interface
 	for _, iface := range ifaces {
+		// Each interface's addresses are another enumeration of them all on Windows
+		// (GetAdaptersAddresses): only those with a MAC are asked.
+		if len(iface.HardwareAddr) == 0 {
+			continue
+		}
 		addrs, err := iface.Addrs()
-		if err != nil || len(iface.HardwareAddr) == 0 {
+		if err != nil {
 			continue
 		}
 		i := hnsdump.Interface{MAC: strings.ReplaceAll(iface.HardwareAddr.String(), ":", "-")}
