@@ -151,4 +151,3 @@ func TestSpecOrAliveChangedIgnoresStatusWrites(t *testing.T) {
 		t.Error("a status write that left AgentAlive alone triggered a sync")
 	}
 }
-
