@@ -14,9 +14,9 @@ import (
 // macLookup is a host MAC found for the node's IPs, kept between syncs. Finding one enumerates the
 // host's network interfaces, which on Windows is one GetAdaptersAddresses call for the list and one
 // more for each interface's addresses, milliseconds together (docs/windows.md, "What a call
-// costs"), and every EndpointSlice event's sync asked again. A
-// MAC found is kept for a sync period, so an interface replaced behind the agent's back is seen
-// within one, as drift is; kube-proxy looks it up once, when it starts.
+// costs"), and every EndpointSlice event's sync asked again. A MAC found is kept for a sync period,
+// so an interface replaced behind the agent's back is seen within one, as drift is; kube-proxy
+// looks it up once, when it starts.
 type macLookup struct {
 	ips []netip.Addr
 	mac string
