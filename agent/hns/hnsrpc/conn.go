@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"sync"
-	"time"
 
 	"github.com/winproxy/winproxy/agent/hns"
 )
@@ -15,7 +13,8 @@ import (
 // answer on the caller's goroutine: net/http's client hands every request to two goroutines of
 // its own per connection, and with it an EndpointSlice event cost the agent 40 % more CPU in
 // BenchmarkAgent (2.98 against 2.12 ms at 2k services, four HNS calls an event), a cost an HCN
-// call on Windows, a blocking system call, does not have.
+// call on Windows, a blocking system call, does not have. On Linux the socket blocks as that call
+// does (socket_linux.go).
 type pool struct {
 	path string
 	mu   sync.Mutex
@@ -24,7 +23,7 @@ type pool struct {
 
 // conn is one connection to the server, kept between calls.
 type conn struct {
-	net.Conn
+	socket
 	r *bufio.Reader
 	w *bufio.Writer
 	// head holds a request's head (the method's name and its length), so that writing one
@@ -41,16 +40,16 @@ func (b brokenAnswer) Unwrap() error { return b.err }
 
 // exchange sends one request (the method op with its arguments, body) on an idle connection, or a
 // new one, and reads its answer: its kind and its text. The context bounds the whole exchange:
-// when it ends, the connection's deadline passes, the exchange fails and the connection is
-// closed, which tells the server to cancel the call.
+// when it ends, the exchange is aborted (socket.abort), fails, and the connection is closed,
+// which tells the server to cancel the call.
 func (p *pool) exchange(ctx context.Context, op hns.Op, body []byte) (byte, []byte, error) {
 	c, err := p.get(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	// Only once the context has ended (its Err set, so that the caller reports it) does the
-	// connection's deadline pass.
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	// Only once the context has ended (its Err set, so that the caller reports it) is the
+	// exchange aborted.
+	stop := context.AfterFunc(ctx, c.abort)
 	kind, text, err := c.exchange(op, body)
 	if !stop() || err != nil {
 		// The context's end may have cut the exchange short; the connection is unusable either way.
@@ -90,11 +89,11 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	nc, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "unix", p.path)
+	s, err := dial(ctx, p.path)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}, nil
+	return &conn{socket: s, r: bufio.NewReader(s), w: bufio.NewWriter(s)}, nil
 }
 
 // maxIdle is how many connections are kept between calls: the agent calls HNS one call at a time.
