@@ -5,6 +5,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/winproxy/winproxy/agent/hns/sim"
 )
 
@@ -27,13 +29,11 @@ func TestSocketBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var flags int
-	if err := rc.Control(func(fd uintptr) { flags, err = fcntlFlags(fd) }); err != nil {
-		t.Fatal(err)
+	var flagErr error
+	if err := rc.Control(func(fd uintptr) { flags, flagErr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || flagErr != nil {
+		t.Fatal(err, flagErr)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if flags&syscall.O_NONBLOCK != 0 {
+	if flags&unix.O_NONBLOCK != 0 {
 		t.Errorf("the connection's flags %#x hold O_NONBLOCK: its calls would park on the network poller", flags)
 	}
 
@@ -50,12 +50,4 @@ func TestSocketBlocks(t *testing.T) {
 	if _, err := dial(t.Context(), path); err == nil {
 		t.Errorf("dial %s with no listener: no error", path)
 	}
-}
-
-func fcntlFlags(fd uintptr) (int, error) {
-	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(flags), nil
 }
