@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,9 +39,13 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
+	// The controller's logs are shown on request; otherwise controller-runtime is told to drop
+	// them, or its first client prints a warning with a stack that looks like a failure.
+	logger := logr.Discard()
 	if os.Getenv("WINPROXY_TEST_LOG") != "" {
-		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+		logger = zap.New(zap.UseDevMode(true))
 	}
+	ctrl.SetLogger(logger)
 	testenv.Main(m, &env)
 }
 
